@@ -1,0 +1,65 @@
+package dev.idempotency.server;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The server filter's settings, bound from {@code idempotency.*}. Immutable once the
+ * application has started. See {@link IdempotencyConfigurationProperties} for each setting's
+ * meaning and default.
+ */
+public interface IdempotencyConfiguration {
+
+    /** @return whether the filter is active */
+    boolean isEnabled();
+
+    /** @return upper-case names of the methods the contract covers */
+    Set<String> getMethods();
+
+    /** @return the request header carrying the key */
+    String getHeaderName();
+
+    /** @return whether only the quoted sf-string form of the key is accepted */
+    boolean isStrict();
+
+    /** @return whether covered requests carrying a key are handled on routes without {@link Idempotent} */
+    boolean isGlobal();
+
+    /** @return how long an in-progress request holds its key */
+    Duration getLease();
+
+    /** @return how long a completed result is kept and replayed */
+    Duration getRetention();
+
+    /** @return the largest request body fingerprinted; larger bodies get 413 */
+    int getMaxRequestBodySize();
+
+    /** @return the largest response body stored for replay; larger ones are replayed as omitted */
+    int getMaxStoredBodySize();
+
+    /** @return lower-case names of response headers stored and replayed */
+    Set<String> getStoredHeaders();
+
+    /** @return the header set to {@code true} on replayed responses */
+    String getReplayedHeaderName();
+
+    /** @return JSON Pointers of members left out of every JSON body's fingerprint */
+    List<String> getIgnoredJsonPointers();
+
+    /** @return request headers included in every fingerprint */
+    List<String> getFingerprintHeaders();
+
+    /** @return statuses below 500 that release the key instead of being stored */
+    Set<Integer> getReleaseStatuses();
+
+    /** @return the published contract page; problem {@code type}s are this URL plus {@code #code} */
+    URI getContractUrl();
+
+    /** @return the caller identity used when no resolver and no principal identifies the caller */
+    String getAnonymousScope();
+
+    /** @return the {@code Retry-After} sent with 503 {@code idempotency-store-unavailable} */
+    Duration getStoreUnavailableRetryAfter();
+}

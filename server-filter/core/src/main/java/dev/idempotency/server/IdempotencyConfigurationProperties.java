@@ -1,0 +1,397 @@
+package dev.idempotency.server;
+
+import io.micronaut.context.annotation.ConfigurationProperties;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * {@code idempotency.*}: the server filter's settings. Every setter checks its value and fails
+ * the application's startup with a message naming the setting and the bad value.
+ */
+@ConfigurationProperties(IdempotencyConfigurationProperties.PREFIX)
+public class IdempotencyConfigurationProperties implements IdempotencyConfiguration {
+
+    /** The prefix of every setting. */
+    public static final String PREFIX = "idempotency";
+    public static final boolean DEFAULT_ENABLED = true;
+    public static final Set<String> DEFAULT_METHODS = Set.of("POST", "PATCH");
+    public static final String DEFAULT_HEADER_NAME = "Idempotency-Key";
+    public static final boolean DEFAULT_STRICT = false;
+    public static final boolean DEFAULT_GLOBAL = false;
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+    public static final int DEFAULT_MAX_REQUEST_BODY_SIZE = 1024 * 1024;
+    public static final int DEFAULT_MAX_STORED_BODY_SIZE = 1024 * 1024;
+    public static final List<String> DEFAULT_STORED_HEADERS =
+        List.of("Content-Type", "Location", "ETag", "Last-Modified", "Content-Language");
+    public static final String DEFAULT_REPLAYED_HEADER_NAME = "Idempotent-Replayed";
+    public static final URI DEFAULT_CONTRACT_URL = URI.create("https://idempotency.dev/contract");
+    public static final String DEFAULT_ANONYMOUS_SCOPE = "anonymous";
+    public static final Duration DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(2);
+
+    /** Response headers that are never stored, whatever {@link #setStoredHeaders} says. */
+    static final Set<String> NEVER_STORED = Set.of("set-cookie", "set-cookie2", "authorization",
+        "www-authenticate", "connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
+        "content-length", "idempotency-key");
+
+    private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE", "CONNECT");
+
+    private boolean enabled = DEFAULT_ENABLED;
+    private Set<String> methods = DEFAULT_METHODS;
+    private String headerName = DEFAULT_HEADER_NAME;
+    private boolean strict = DEFAULT_STRICT;
+    private boolean global = DEFAULT_GLOBAL;
+    private Duration lease = DEFAULT_LEASE;
+    private Duration retention = DEFAULT_RETENTION;
+    private int maxRequestBodySize = DEFAULT_MAX_REQUEST_BODY_SIZE;
+    private int maxStoredBodySize = DEFAULT_MAX_STORED_BODY_SIZE;
+    private Set<String> storedHeaders = lowerCase(DEFAULT_STORED_HEADERS);
+    private String replayedHeaderName = DEFAULT_REPLAYED_HEADER_NAME;
+    private List<String> ignoredJsonPointers = List.of();
+    private List<String> fingerprintHeaders = List.of();
+    private Set<Integer> releaseStatuses = Set.of();
+    private URI contractUrl = DEFAULT_CONTRACT_URL;
+    private String anonymousScope = DEFAULT_ANONYMOUS_SCOPE;
+    private Duration storeUnavailableRetryAfter = DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER;
+
+    @Override
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /**
+     * Whether the filter is active. Default {@value #DEFAULT_ENABLED}.
+     *
+     * @param enabled {@code false} to turn the filter off
+     */
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    @Override
+    public Set<String> getMethods() {
+        return methods;
+    }
+
+    /**
+     * The HTTP methods the contract covers. Default POST and PATCH. Safe methods (GET, HEAD,
+     * OPTIONS, TRACE, CONNECT) cannot be added: they are idempotent already.
+     *
+     * @param methods method names, any case
+     */
+    public void setMethods(Collection<String> methods) {
+        Set<String> upper = new LinkedHashSet<>();
+        for (String m : methods) {
+            String u = m.trim().toUpperCase(Locale.ROOT);
+            if (SAFE_METHODS.contains(u)) {
+                throw new IllegalArgumentException(PREFIX + ".methods may not contain the safe method " + u);
+            }
+            if (u.isEmpty()) {
+                throw new IllegalArgumentException(PREFIX + ".methods contains an empty method name");
+            }
+            upper.add(u);
+        }
+        if (upper.isEmpty()) {
+            throw new IllegalArgumentException(PREFIX + ".methods must name at least one method; "
+                + "set " + PREFIX + ".enabled=false to turn the filter off");
+        }
+        this.methods = Set.copyOf(upper);
+    }
+
+    @Override
+    public String getHeaderName() {
+        return headerName;
+    }
+
+    /**
+     * The request header carrying the key. Default {@value #DEFAULT_HEADER_NAME}.
+     *
+     * @param headerName a header name
+     */
+    public void setHeaderName(String headerName) {
+        this.headerName = requireToken(headerName, "header-name");
+    }
+
+    @Override
+    public boolean isStrict() {
+        return strict;
+    }
+
+    /**
+     * Accept only the quoted RFC 9651 sf-string form of the key ({@code "abc"}) and reject the
+     * bare form ({@code abc}) with 400. Default {@value #DEFAULT_STRICT}.
+     *
+     * @param strict whether parsing is strict
+     */
+    public void setStrict(boolean strict) {
+        this.strict = strict;
+    }
+
+    @Override
+    public boolean isGlobal() {
+        return global;
+    }
+
+    /**
+     * Also honour a key on covered requests to routes without {@link Idempotent} (the key is
+     * then optional). Default {@value #DEFAULT_GLOBAL}.
+     *
+     * @param global whether every route is covered
+     */
+    public void setGlobal(boolean global) {
+        this.global = global;
+    }
+
+    @Override
+    public Duration getLease() {
+        return lease;
+    }
+
+    /**
+     * How long an in-progress request holds its key before another request with the same key
+     * may take it over. A running handler renews it every third of this time, so it only runs
+     * out when the holder died. Default 30s.
+     *
+     * @param lease a positive duration
+     */
+    public void setLease(Duration lease) {
+        this.lease = requirePositive(lease, "lease");
+    }
+
+    @Override
+    public Duration getRetention() {
+        return retention;
+    }
+
+    /**
+     * How long a completed result is kept and replayed. After it, the same key runs as a new
+     * request. Default 24h.
+     *
+     * @param retention a positive duration
+     */
+    public void setRetention(Duration retention) {
+        this.retention = requirePositive(retention, "retention");
+    }
+
+    @Override
+    public int getMaxRequestBodySize() {
+        return maxRequestBodySize;
+    }
+
+    /**
+     * The largest request body, in bytes, read to compute the fingerprint; a larger body is
+     * answered 413 {@code idempotency-body-too-large} without running the handler. Default
+     * 1 MiB.
+     *
+     * @param maxRequestBodySize bytes, at least 0
+     */
+    public void setMaxRequestBodySize(int maxRequestBodySize) {
+        this.maxRequestBodySize = requireNonNegative(maxRequestBodySize, "max-request-body-size");
+    }
+
+    @Override
+    public int getMaxStoredBodySize() {
+        return maxStoredBodySize;
+    }
+
+    /**
+     * The largest response body, in bytes, stored for replay. A larger (or streamed) body goes
+     * to the client untouched and its replay carries status and headers only, with
+     * {@code Idempotency-Replay: omitted}. Default 1 MiB.
+     *
+     * @param maxStoredBodySize bytes, at least 0
+     */
+    public void setMaxStoredBodySize(int maxStoredBodySize) {
+        this.maxStoredBodySize = requireNonNegative(maxStoredBodySize, "max-stored-body-size");
+    }
+
+    @Override
+    public Set<String> getStoredHeaders() {
+        return storedHeaders;
+    }
+
+    /**
+     * Response headers stored and replayed. Default Content-Type, Location, ETag,
+     * Last-Modified, Content-Language. Set-Cookie, Authorization, WWW-Authenticate, Proxy-*
+     * and hop-by-hop headers are refused here, because a replay must never hand one caller's
+     * credentials or cookies to a retry.
+     *
+     * @param storedHeaders header names, any case
+     */
+    public void setStoredHeaders(Collection<String> storedHeaders) {
+        Set<String> lower = lowerCase(storedHeaders);
+        for (String h : lower) {
+            if (NEVER_STORED.contains(h) || h.startsWith("proxy-")) {
+                throw new IllegalArgumentException(PREFIX + ".stored-headers may not contain " + h
+                    + ": credentials, cookies and hop-by-hop headers are never stored");
+            }
+        }
+        this.storedHeaders = lower;
+    }
+
+    @Override
+    public String getReplayedHeaderName() {
+        return replayedHeaderName;
+    }
+
+    /**
+     * The header set to {@code true} on every replayed response (never on an original).
+     * Default {@value #DEFAULT_REPLAYED_HEADER_NAME}.
+     *
+     * @param replayedHeaderName a header name
+     */
+    public void setReplayedHeaderName(String replayedHeaderName) {
+        this.replayedHeaderName = requireToken(replayedHeaderName, "replayed-header-name");
+    }
+
+    @Override
+    public List<String> getIgnoredJsonPointers() {
+        return ignoredJsonPointers;
+    }
+
+    /**
+     * JSON Pointers (RFC 6901) of body members left out of every JSON fingerprint, e.g.
+     * {@code /metadata/client_timestamp}. Default none.
+     *
+     * @param ignoredJsonPointers pointers, each empty or starting with {@code /}
+     */
+    public void setIgnoredJsonPointers(List<String> ignoredJsonPointers) {
+        this.ignoredJsonPointers = requirePointers(ignoredJsonPointers, PREFIX + ".ignored-json-pointers");
+    }
+
+    @Override
+    public List<String> getFingerprintHeaders() {
+        return fingerprintHeaders;
+    }
+
+    /**
+     * Request headers whose values are part of every fingerprint (e.g. {@code Accept}).
+     * Default none.
+     *
+     * @param fingerprintHeaders header names
+     */
+    public void setFingerprintHeaders(List<String> fingerprintHeaders) {
+        for (String h : fingerprintHeaders) {
+            requireToken(h, "fingerprint-headers");
+        }
+        this.fingerprintHeaders = List.copyOf(fingerprintHeaders);
+    }
+
+    @Override
+    public Set<Integer> getReleaseStatuses() {
+        return releaseStatuses;
+    }
+
+    /**
+     * Statuses below 500 that release the key instead of being stored, so a retry runs the
+     * handler again (e.g. 429 from an application rate limiter). 5xx results always release.
+     * Default none: every 2xx, 3xx and 4xx result is stored and replayed.
+     *
+     * @param releaseStatuses status codes 100-499
+     */
+    public void setReleaseStatuses(Collection<Integer> releaseStatuses) {
+        for (Integer s : releaseStatuses) {
+            if (s == null || s < 100 || s > 499) {
+                throw new IllegalArgumentException(PREFIX + ".release-statuses must hold statuses 100-499, found " + s);
+            }
+        }
+        this.releaseStatuses = Set.copyOf(releaseStatuses);
+    }
+
+    @Override
+    public URI getContractUrl() {
+        return contractUrl;
+    }
+
+    /**
+     * The published contract page. Problem {@code type}s are this URL plus {@code #} and the
+     * problem code, and every problem carries {@code Link: <url>; rel="describedby"}.
+     *
+     * @param contractUrl an absolute URI without a fragment
+     */
+    public void setContractUrl(URI contractUrl) {
+        if (!contractUrl.isAbsolute() || contractUrl.getFragment() != null) {
+            throw new IllegalArgumentException(PREFIX + ".contract-url must be an absolute URI without a fragment, was "
+                + contractUrl);
+        }
+        this.contractUrl = contractUrl;
+    }
+
+    @Override
+    public String getAnonymousScope() {
+        return anonymousScope;
+    }
+
+    /**
+     * The caller identity of requests that neither a {@link CallerIdentityResolver} nor an
+     * authenticated principal identifies. All such callers share one scope. Default
+     * {@value #DEFAULT_ANONYMOUS_SCOPE}.
+     *
+     * @param anonymousScope a non-empty name
+     */
+    public void setAnonymousScope(String anonymousScope) {
+        if (anonymousScope == null || anonymousScope.isBlank()) {
+            throw new IllegalArgumentException(PREFIX + ".anonymous-scope must not be blank");
+        }
+        this.anonymousScope = anonymousScope;
+    }
+
+    @Override
+    public Duration getStoreUnavailableRetryAfter() {
+        return storeUnavailableRetryAfter;
+    }
+
+    /**
+     * The {@code Retry-After} sent with 503 {@code idempotency-store-unavailable}. Rounded up
+     * to whole seconds, at least 1. Default 2s.
+     *
+     * @param storeUnavailableRetryAfter a positive duration
+     */
+    public void setStoreUnavailableRetryAfter(Duration storeUnavailableRetryAfter) {
+        this.storeUnavailableRetryAfter = requirePositive(storeUnavailableRetryAfter, "store-unavailable-retry-after");
+    }
+
+    static List<String> requirePointers(List<String> pointers, String setting) {
+        for (String p : pointers) {
+            if (p == null || (!p.isEmpty() && p.charAt(0) != '/')) {
+                throw new IllegalArgumentException(setting + " must hold JSON Pointers (empty or starting with /), found " + p);
+            }
+        }
+        return List.copyOf(pointers);
+    }
+
+    private static Set<String> lowerCase(Collection<String> names) {
+        Set<String> lower = new LinkedHashSet<>();
+        for (String n : names) {
+            lower.add(n.trim().toLowerCase(Locale.ROOT));
+        }
+        return Set.copyOf(lower);
+    }
+
+    private static Duration requirePositive(Duration d, String name) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(PREFIX + "." + name + " must be a positive duration, was " + d);
+        }
+        return d;
+    }
+
+    private static int requireNonNegative(int v, String name) {
+        if (v < 0) {
+            throw new IllegalArgumentException(PREFIX + "." + name + " must be at least 0, was " + v);
+        }
+        return v;
+    }
+
+    private static String requireToken(String name, String setting) {
+        if (name == null || !name.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+            throw new IllegalArgumentException(PREFIX + "." + setting + " must be a header name, was " + name);
+        }
+        return name;
+    }
+}

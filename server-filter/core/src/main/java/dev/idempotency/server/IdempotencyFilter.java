@@ -1,0 +1,396 @@
+package dev.idempotency.server;
+
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.StoredResponse;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.order.Ordered;
+import io.micronaut.http.HttpAttributes;
+import io.micronaut.http.HttpHeaders;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.MutableHttpResponse;
+import io.micronaut.http.ServerHttpRequest;
+import io.micronaut.http.annotation.RequestFilter;
+import io.micronaut.http.annotation.ServerFilter;
+import io.micronaut.http.body.ByteBody;
+import io.micronaut.http.filter.ConditionalFilter;
+import io.micronaut.http.filter.FilterContinuation;
+import io.micronaut.http.filter.ServerFilterPhase;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
+import io.micronaut.web.router.RouteAttributes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.Supplier;
+
+import static io.micronaut.http.annotation.Filter.MATCH_ALL_PATTERN;
+
+/**
+ * Enforces the Idempotency-Key contract (CONTRACT S1-S16, S19, S20, S22) on routes marked
+ * {@link Idempotent}, for the configured methods (POST and PATCH by default).
+ *
+ * <p>For each covered request it parses the key, reads the body (up to the configured cap) to
+ * compute the {@link RequestFingerprint}, scopes the key to the caller and the route, and makes
+ * one atomic {@link IdempotencyStore#acquire} call. Depending on the answer it runs the handler
+ * (renewing the lease while it runs, then storing or releasing the result), replays the stored
+ * response byte for byte with {@code Idempotent-Replayed: true}, or rejects the request with a
+ * problem response. Other requests pass through untouched.
+ *
+ * <p>Runs after {@link ServerFilterPhase#SECURITY}, so the authenticated principal is known,
+ * and on the blocking executor, because it waits for the store and for the handler.
+ */
+@ServerFilter(MATCH_ALL_PATTERN)
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+public final class IdempotencyFilter implements Ordered, ConditionalFilter {
+
+    /** The filter's order: right after the security phase. */
+    public static final int ORDER = ServerFilterPhase.SECURITY.after();
+
+    /** The header that marks a replay whose body was not stored. */
+    public static final String REPLAY_DETAIL_HEADER = "Idempotency-Replay";
+
+    private static final Logger LOG = LoggerFactory.getLogger(IdempotencyFilter.class);
+    private static final long WAIT_POLL_MILLIS = 50;
+
+    private final IdempotencyConfiguration config;
+    private final IdempotencyStore store;
+    private final RoutePolicies policies;
+    private final ResponseCapture capture;
+    private final LeaseRenewer renewer;
+    private final Problems problems;
+    private final IdempotencyMetrics metrics;
+    @Nullable
+    private final CallerIdentityResolver callerResolver;
+
+    IdempotencyFilter(IdempotencyConfiguration config, IdempotencyStore store, RoutePolicies policies,
+                      ResponseCapture capture, LeaseRenewer renewer, Problems problems, IdempotencyMetrics metrics,
+                      @Nullable CallerIdentityResolver callerResolver) {
+        this.config = config;
+        this.store = store;
+        this.policies = policies;
+        this.capture = capture;
+        this.renewer = renewer;
+        this.problems = problems;
+        this.metrics = metrics;
+        this.callerResolver = callerResolver;
+    }
+
+    @Override
+    public int getOrder() {
+        return ORDER;
+    }
+
+    @Override
+    public boolean isEnabled(HttpRequest<?> request) {
+        return policies.forRequest(request).isPresent();
+    }
+
+    /**
+     * The filter method; not for direct use.
+     *
+     * @param request      the request
+     * @param continuation the rest of the chain
+     * @return the response to send
+     */
+    @RequestFilter
+    @ExecuteOn(TaskExecutors.BLOCKING)
+    public HttpResponse<?> filter(HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation) {
+        Optional<RoutePolicy> maybePolicy = policies.forRequest(request);
+        if (maybePolicy.isEmpty()) {
+            return continuation.proceed();
+        }
+        RoutePolicy policy = maybePolicy.get();
+        List<String> values = request.getHeaders().getAll(config.getHeaderName());
+        if (values.isEmpty()) {
+            if (!policy.required()) {
+                return continuation.proceed();
+            }
+            return reject(ProblemCode.KEY_MISSING, "This operation requires an " + config.getHeaderName()
+                + " header: generate one unique key (e.g. a UUIDv4) per operation and send it on every retry.");
+        }
+        if (values.size() > 1) {
+            return reject(ProblemCode.KEY_INVALID, "Send exactly one " + config.getHeaderName()
+                + " header with one value; this request carried " + values.size() + ".");
+        }
+        IdempotencyKey key;
+        try {
+            key = IdempotencyKey.parse(values.get(0), config.isStrict());
+        } catch (InvalidIdempotencyKeyException e) {
+            return reject(ProblemCode.KEY_INVALID, e.getMessage()
+                + ". A key is 1 to 255 printable ASCII characters, sent as a quoted string.");
+        }
+        byte[] body;
+        try {
+            body = readBody(request);
+        } catch (BodyTooLarge e) {
+            return reject(ProblemCode.BODY_TOO_LARGE, "Idempotent requests may carry at most "
+                + config.getMaxRequestBodySize() + " bytes of body.");
+        }
+        byte[] fingerprint = fingerprint(request, policy, body);
+        String storeKey = storeKey(scope(request, policy), key);
+        String keyHash = storeKey.substring(0, 12);
+        return handle(request, continuation, policy, storeKey, keyHash, fingerprint);
+    }
+
+    private HttpResponse<?> handle(HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation,
+                                   RoutePolicy policy, String storeKey, String keyHash, byte[] fingerprint) {
+        long waitUntil = System.nanoTime() + policy.inFlightWait().toNanos();
+        while (true) {
+            AcquireResult result;
+            try {
+                result = timed("acquire", () -> store.acquire(storeKey, fingerprint, policy.lease()));
+            } catch (RuntimeException e) {
+                return storeFailure(request, continuation, policy, keyHash, e);
+            }
+            if (result instanceof AcquireResult.Acquired acquired) {
+                return execute(request, continuation, policy, storeKey, keyHash, acquired);
+            }
+            if (result instanceof AcquireResult.Replay replay) {
+                log(Outcome.REPLAYED, keyHash, request);
+                return replay(replay.response());
+            }
+            if (result instanceof AcquireResult.Mismatch) {
+                log(Outcome.MISMATCH, keyHash, request);
+                return problems.response(ProblemCode.KEY_REUSED, "This " + config.getHeaderName()
+                    + " was already used with a different request. Use a new key for a new operation;"
+                    + " retry an operation only with its original payload.");
+            }
+            AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
+            long remaining = waitUntil - System.nanoTime();
+            if (remaining <= 0) {
+                log(Outcome.CONFLICT, keyHash, request);
+                return problems.response(ProblemCode.REQUEST_IN_PROGRESS, "The original request with this "
+                    + config.getHeaderName() + " is still being processed. Retry after the time in Retry-After"
+                    + " with the same key and payload to get its result.", inProgress.remainingLease());
+            }
+            sleep(Math.min(WAIT_POLL_MILLIS, Math.max(1, remaining / 1_000_000)));
+        }
+    }
+
+    private HttpResponse<?> execute(HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation,
+                                    RoutePolicy policy, String storeKey, String keyHash,
+                                    AcquireResult.Acquired acquired) {
+        long token = acquired.fencingToken();
+        if (acquired.takeover()) {
+            metrics.leaseTakenOver();
+            LOG.info("idempotency lease taken over key={}: the earlier holder's lease expired", keyHash);
+        }
+        MutableHttpResponse<?> response;
+        try (LeaseRenewer.Renewal ignored = renewer.start(storeKey, token, policy.lease(), keyHash)) {
+            response = continuation.proceed();
+        } catch (RuntimeException | Error e) {
+            release(storeKey, token, keyHash);
+            throw e;
+        }
+        response.getHeaders().remove(config.getReplayedHeaderName());
+        int status = response.code();
+        boolean failed = status >= 500 || config.getReleaseStatuses().contains(status)
+            || RouteAttributes.getException(response).isPresent()
+            || request.getAttribute(HttpAttributes.EXCEPTION).isPresent();
+        if (failed) {
+            release(storeKey, token, keyHash);
+            log(Outcome.EXECUTED, keyHash, request);
+            return response;
+        }
+        StoredResponse stored;
+        try {
+            stored = capture.capture(request, response);
+        } catch (RuntimeException e) {
+            LOG.error("idempotency could not encode the response of key={}; the key is released", keyHash, e);
+            release(storeKey, token, keyHash);
+            throw e;
+        }
+        complete(storeKey, token, stored, policy.retention(), keyHash);
+        log(Outcome.EXECUTED, keyHash, request);
+        return response;
+    }
+
+    private void complete(String storeKey, long token, StoredResponse stored, Duration retention, String keyHash) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                boolean done = timed("complete", () -> store.complete(storeKey, token, stored, retention));
+                if (!done) {
+                    metrics.completionFenced();
+                    LOG.warn("idempotency completion fenced key={}: the lease was taken over by a later request,"
+                        + " whose result stands", keyHash);
+                }
+                return;
+            } catch (RuntimeException e) {
+                if (attempt >= 2) {
+                    LOG.error("idempotency completion failed key={}: the result was sent but not stored; the key stays"
+                        + " locked until its lease expires, then a retry runs the handler again", keyHash, e);
+                    return;
+                }
+                sleep(WAIT_POLL_MILLIS);
+            }
+        }
+    }
+
+    private void release(String storeKey, long token, String keyHash) {
+        try {
+            timed("release", () -> store.release(storeKey, token));
+        } catch (RuntimeException e) {
+            LOG.error("idempotency release failed key={}: the key stays locked until its lease expires", keyHash, e);
+        }
+    }
+
+    private HttpResponse<?> storeFailure(HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation,
+                                         RoutePolicy policy, String keyHash, RuntimeException e) {
+        log(Outcome.STORE_ERROR, keyHash, request);
+        if (policy.failOpen()) {
+            LOG.error("idempotency store unavailable, FAILING OPEN key={} route={} {}: the handler runs without"
+                + " duplicate protection", keyHash, request.getMethodName(), policy.template(), e);
+            return continuation.proceed();
+        }
+        LOG.error("idempotency store unavailable key={}: answering 503", keyHash, e);
+        return problems.response(ProblemCode.STORE_UNAVAILABLE, "The server cannot check this request's "
+            + config.getHeaderName() + " right now, so it did not run it. Retry after the time in Retry-After"
+            + " with the same key.", config.getStoreUnavailableRetryAfter());
+    }
+
+    private MutableHttpResponse<byte[]> replay(StoredResponse stored) {
+        MutableHttpResponse<byte[]> response = HttpResponse.status(stored.status(), reason(stored.status()));
+        for (Map.Entry<String, List<String>> h : stored.headers().entrySet()) {
+            for (String v : h.getValue()) {
+                response.header(h.getKey(), v);
+            }
+        }
+        response.header(config.getReplayedHeaderName(), "true");
+        if (stored.bodyOmitted()) {
+            response.header(REPLAY_DETAIL_HEADER, "omitted");
+            response.body(new byte[0]);
+        } else {
+            response.body(stored.body());
+        }
+        return response;
+    }
+
+    private static String reason(int status) {
+        try {
+            return io.micronaut.http.HttpStatus.valueOf(status).getReason();
+        } catch (IllegalArgumentException e) {
+            return "Status " + status;
+        }
+    }
+
+    private MutableHttpResponse<byte[]> reject(ProblemCode code, String detail) {
+        metrics.outcome(Outcome.REJECTED);
+        return problems.response(code, detail);
+    }
+
+    private void log(Outcome outcome, String keyHash, HttpRequest<?> request) {
+        metrics.outcome(outcome);
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("idempotency outcome={} key={} {} {}", outcome.tag, keyHash, request.getMethodName(),
+                request.getPath());
+        }
+    }
+
+    private String scope(HttpRequest<?> request, RoutePolicy policy) {
+        String caller = null;
+        if (callerResolver != null) {
+            caller = callerResolver.resolve(request).map(c -> "caller:" + c).orElse(null);
+        }
+        if (caller == null) {
+            caller = request.getUserPrincipal().map(p -> "principal:" + p.getName())
+                .orElse("anonymous:" + config.getAnonymousScope());
+        }
+        return caller + '\n' + request.getMethodName() + '\n' + policy.template();
+    }
+
+    /** A fixed-length store key: hex SHA-256 of the scope and the key, length-prefixed. */
+    static String storeKey(String scope, IdempotencyKey key) {
+        DigestSink sink = new DigestSink();
+        sink.field(scope);
+        sink.field(key.value());
+        return HexFormat.of().formatHex(sink.finish());
+    }
+
+    private byte[] fingerprint(HttpRequest<?> request, RoutePolicy policy, byte[] body) {
+        RequestFingerprint f = RequestFingerprint.of(request.getMethodName(), request.getPath())
+            .ignoringJsonPointers(policy.ignoredJsonPointers());
+        request.getParameters().forEach((name, vals) -> f.query(name, vals));
+        for (String h : policy.fingerprintHeaders()) {
+            f.header(h, request.getHeaders().getAll(h));
+        }
+        return f.sha256(request.getHeaders().get(HttpHeaders.CONTENT_TYPE), body, body.length);
+    }
+
+    private byte[] readBody(HttpRequest<?> request) throws BodyTooLarge {
+        if (!(request instanceof ServerHttpRequest<?> serverRequest)) {
+            return new byte[0];
+        }
+        int cap = config.getMaxRequestBodySize();
+        ByteBody body = serverRequest.byteBody();
+        OptionalLong expected = body.expectedLength();
+        if (expected.isPresent() && expected.getAsLong() > cap) {
+            throw new BodyTooLarge();
+        }
+        if (expected.isPresent() && expected.getAsLong() == 0) {
+            return new byte[0];
+        }
+        try (InputStream in = body.split(ByteBody.SplitBackpressureMode.FASTEST).toInputStream()) {
+            byte[] buf = new byte[(int) Math.min(cap + 1L, expected.orElse(8192))];
+            int n = 0;
+            while (true) {
+                if (n == buf.length) {
+                    if (buf.length > cap) {
+                        throw new BodyTooLarge();
+                    }
+                    buf = Arrays.copyOf(buf, (int) Math.min(cap + 1L, buf.length * 2L));
+                }
+                int r = in.read(buf, n, buf.length - n);
+                if (r < 0) {
+                    break;
+                }
+                n += r;
+            }
+            if (n > cap) {
+                throw new BodyTooLarge();
+            }
+            return n == buf.length ? buf : Arrays.copyOf(buf, n);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read the request body", e);
+        }
+    }
+
+    private <T> T timed(String operation, Supplier<T> call) {
+        long start = System.nanoTime();
+        try {
+            T result = call.get();
+            metrics.storeLatency(operation, System.nanoTime() - start, false);
+            return result;
+        } catch (RuntimeException e) {
+            metrics.storeLatency(operation, System.nanoTime() - start, true);
+            throw e;
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the idempotency store", e);
+        }
+    }
+
+    private static final class BodyTooLarge extends Exception {
+        BodyTooLarge() {
+            super(null, null, false, false);
+        }
+    }
+}

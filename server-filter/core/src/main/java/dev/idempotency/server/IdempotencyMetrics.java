@@ -1,0 +1,15 @@
+package dev.idempotency.server;
+
+/** Where the filter reports what it did (CONTRACT S22). Implementations are thread-safe. */
+interface IdempotencyMetrics {
+
+    void outcome(Outcome outcome);
+
+    void storeLatency(String operation, long nanos, boolean failed);
+
+    void leaseTakenOver();
+
+    void completionFenced();
+
+    void leaseLost();
+}

@@ -1,0 +1,79 @@
+package dev.idempotency.server;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micronaut.context.annotation.Requires;
+import jakarta.inject.Singleton;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Micrometer meters, registered when a {@link MeterRegistry} bean exists:
+ * <ul>
+ *   <li>{@code idempotency.requests} (counter), tag {@code outcome}: executed, replayed,
+ *       conflict, mismatch, rejected, store-error;</li>
+ *   <li>{@code idempotency.store.latency} (timer), tags {@code operation} (acquire, complete,
+ *       release, renew) and {@code result} (ok, error);</li>
+ *   <li>{@code idempotency.leases.taken-over}, {@code idempotency.leases.lost} and
+ *       {@code idempotency.completions.fenced} (counters).</li>
+ * </ul>
+ */
+@Singleton
+@Requires(classes = MeterRegistry.class)
+@Requires(beans = MeterRegistry.class)
+final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
+
+    private final MeterRegistry registry;
+    private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+    private final Counter takeovers;
+    private final Counter fenced;
+    private final Counter lost;
+
+    MicrometerIdempotencyMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        for (Outcome o : Outcome.values()) {
+            outcomes.put(o, Counter.builder("idempotency.requests").tag("outcome", o.tag)
+                .description("Requests under the Idempotency-Key contract, by outcome").register(registry));
+        }
+        takeovers = Counter.builder("idempotency.leases.taken-over")
+            .description("Expired in-progress leases taken over by a retry").register(registry);
+        fenced = Counter.builder("idempotency.completions.fenced")
+            .description("Completions rejected because the holder's lease had been taken over").register(registry);
+        lost = Counter.builder("idempotency.leases.lost")
+            .description("Lease renewals that found the lease taken over").register(registry);
+    }
+
+    @Override
+    public void outcome(Outcome outcome) {
+        outcomes.get(outcome).increment();
+    }
+
+    @Override
+    public void storeLatency(String operation, long nanos, boolean failed) {
+        String result = failed ? "error" : "ok";
+        timers.computeIfAbsent(operation + '/' + result, k -> Timer.builder("idempotency.store.latency")
+            .tag("operation", operation).tag("result", result)
+            .description("Idempotency store call latency").register(registry))
+            .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void leaseTakenOver() {
+        takeovers.increment();
+    }
+
+    @Override
+    public void completionFenced() {
+        fenced.increment();
+    }
+
+    @Override
+    public void leaseLost() {
+        lost.increment();
+    }
+}

@@ -1,0 +1,30 @@
+package dev.idempotency.server;
+
+import io.micronaut.context.annotation.Secondary;
+import jakarta.inject.Singleton;
+
+/** Used when Micrometer is not on the classpath or no {@code MeterRegistry} bean exists. */
+@Singleton
+@Secondary
+final class NoopIdempotencyMetrics implements IdempotencyMetrics {
+
+    @Override
+    public void outcome(Outcome outcome) {
+    }
+
+    @Override
+    public void storeLatency(String operation, long nanos, boolean failed) {
+    }
+
+    @Override
+    public void leaseTakenOver() {
+    }
+
+    @Override
+    public void completionFenced() {
+    }
+
+    @Override
+    public void leaseLost() {
+    }
+}

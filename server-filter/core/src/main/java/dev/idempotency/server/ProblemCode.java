@@ -1,0 +1,46 @@
+package dev.idempotency.server;
+
+/**
+ * The stable codes of the rejections the filter answers itself (CONTRACT S20). Each is the
+ * {@code code} member of an {@code application/problem+json} body and the fragment of its
+ * {@code type} URI on the published contract page.
+ */
+public enum ProblemCode {
+    /** 400: the route requires an Idempotency-Key and the request has none. */
+    KEY_MISSING("idempotency-key-missing", 400, "Idempotency-Key header missing"),
+    /** 400: the key is empty, too long, not printable ASCII, malformed, or sent more than once. */
+    KEY_INVALID("idempotency-key-invalid", 400, "Invalid Idempotency-Key"),
+    /** 422: the key was used before with a different request. */
+    KEY_REUSED("idempotency-key-reused", 422, "Idempotency-Key reused with a different request"),
+    /** 409: the original request with this key is still running. */
+    REQUEST_IN_PROGRESS("idempotency-request-in-progress", 409, "Request with this Idempotency-Key in progress"),
+    /** 413: the body is larger than the server fingerprints. */
+    BODY_TOO_LARGE("idempotency-body-too-large", 413, "Request body too large for an idempotent request"),
+    /** 503: the idempotency store cannot be reached. */
+    STORE_UNAVAILABLE("idempotency-store-unavailable", 503, "Idempotency store unavailable");
+
+    private final String code;
+    private final int status;
+    private final String title;
+
+    ProblemCode(String code, int status, String title) {
+        this.code = code;
+        this.status = status;
+        this.title = title;
+    }
+
+    /** @return the stable code, e.g. {@code idempotency-key-reused} */
+    public String code() {
+        return code;
+    }
+
+    /** @return the HTTP status answered */
+    public int status() {
+        return status;
+    }
+
+    /** @return the problem's short human-readable title */
+    public String title() {
+        return title;
+    }
+}

@@ -1,0 +1,205 @@
+package dev.idempotency.server;
+
+import java.net.URLDecoder;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * The SHA-256 fingerprint that tells "the same request again" from "another request with the
+ * same key" (CONTRACT S7).
+ *
+ * <p>It covers, in this order and each length-prefixed so no two inputs collide by
+ * concatenation: the method; the path; the query parameters, decoded and sorted by name then
+ * value; the configured request headers, by lower-cased name; and the body in canonical form:
+ * <ul>
+ *   <li>{@code application/json} and {@code application/*+json}: RFC 8785 (JCS) canonical JSON,
+ *       after removing the members named by the ignored JSON Pointers, so member order,
+ *       whitespace and number spelling ({@code 1.0}/{@code 1}, {@code 1e2}/{@code 100}) do not
+ *       matter;</li>
+ *   <li>{@code application/x-www-form-urlencoded}: the decoded pairs sorted by name, then
+ *       value;</li>
+ *   <li>anything else, and JSON or form bodies that do not parse: the raw bytes.</li>
+ * </ul>
+ * Instances are single-use builders and not thread-safe.
+ */
+public final class RequestFingerprint {
+
+    private static final byte KIND_RAW = 'r';
+    private static final byte KIND_JSON = 'j';
+    private static final byte KIND_FORM = 'f';
+
+    private final String method;
+    private final String path;
+    private final TreeMap<String, List<String>> query = new TreeMap<>();
+    private final TreeMap<String, List<String>> headers = new TreeMap<>();
+    private Collection<String> ignoredJsonPointers = List.of();
+
+    private RequestFingerprint(String method, String path) {
+        this.method = Objects.requireNonNull(method, "method");
+        this.path = Objects.requireNonNull(path, "path");
+    }
+
+    /**
+     * @param method the HTTP method name
+     * @param path   the request path, without the query
+     * @return a builder for one fingerprint
+     */
+    public static RequestFingerprint of(String method, String path) {
+        return new RequestFingerprint(method, path);
+    }
+
+    /** Adds a decoded query parameter with all its values. */
+    public RequestFingerprint query(String name, List<String> values) {
+        query.computeIfAbsent(name, n -> new ArrayList<>()).addAll(values);
+        return this;
+    }
+
+    /** Adds a request header to the fingerprint; the name is compared case-insensitively. */
+    public RequestFingerprint header(String name, List<String> values) {
+        headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), n -> new ArrayList<>()).addAll(values);
+        return this;
+    }
+
+    /** JSON Pointers (RFC 6901) of members left out of a JSON body's fingerprint. */
+    public RequestFingerprint ignoringJsonPointers(Collection<String> pointers) {
+        this.ignoredJsonPointers = List.copyOf(pointers);
+        return this;
+    }
+
+    /**
+     * Computes the fingerprint.
+     *
+     * @param contentType the body's media type, or {@code null}
+     * @param body        the body bytes
+     * @param length      how many of {@code body}'s bytes are the body
+     * @return 32 bytes of SHA-256
+     */
+    public byte[] sha256(String contentType, byte[] body, int length) {
+        DigestSink sink = new DigestSink();
+        sink.field(method.toUpperCase(Locale.ROOT));
+        sink.field(path);
+        writePairs(sink, query);
+        writeHeaders(sink);
+        writeBody(sink, contentType, body, length);
+        return sink.finish();
+    }
+
+    private void writeHeaders(DigestSink sink) {
+        sink.field(Integer.toString(headers.size()));
+        headers.forEach((name, values) -> {
+            sink.field(name);
+            sink.field(Integer.toString(values.size()));
+            values.forEach(sink::field);
+        });
+    }
+
+    private static void writePairs(DigestSink sink, TreeMap<String, List<String>> pairs) {
+        int count = 0;
+        for (List<String> values : pairs.values()) {
+            count += values.size();
+        }
+        sink.field(Integer.toString(count));
+        pairs.forEach((name, values) -> {
+            List<String> sorted = new ArrayList<>(values);
+            sorted.sort(Comparator.naturalOrder());
+            for (String v : sorted) {
+                sink.field(name);
+                sink.field(v);
+            }
+        });
+    }
+
+    private void writeBody(DigestSink sink, String contentType, byte[] body, int length) {
+        String mediaType = mediaType(contentType);
+        if (length > 0 && isJson(mediaType)) {
+            sink.write(KIND_JSON);
+            DigestSink json = new DigestSink();
+            try {
+                JsonCanonicalizer.canonicalize(body, length, ignoredJsonPointers, json);
+                sink.write(json.finish());
+                return;
+            } catch (JsonCanonicalizer.NotCanonicalizableException e) {
+                // falls through to the raw bytes, under another kind tag
+            }
+            sink.write(KIND_RAW);
+        } else if (length > 0 && mediaType.equals("application/x-www-form-urlencoded")) {
+            TreeMap<String, List<String>> pairs = decodeForm(body, length, charset(contentType));
+            if (pairs != null) {
+                sink.write(KIND_FORM);
+                writePairs(sink, pairs);
+                return;
+            }
+            sink.write(KIND_RAW);
+        } else {
+            sink.write(KIND_RAW);
+        }
+        sink.write(body, 0, length);
+    }
+
+    private static TreeMap<String, List<String>> decodeForm(byte[] body, int length, Charset charset) {
+        TreeMap<String, List<String>> pairs = new TreeMap<>();
+        String text = new String(body, 0, length, StandardCharsets.ISO_8859_1);
+        try {
+            for (String pair : text.split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int eq = pair.indexOf('=');
+                String name = eq < 0 ? pair : pair.substring(0, eq);
+                String value = eq < 0 ? "" : pair.substring(eq + 1);
+                pairs.computeIfAbsent(URLDecoder.decode(name, charset), n -> new ArrayList<>())
+                    .add(URLDecoder.decode(value, charset));
+            }
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+        return pairs;
+    }
+
+    static boolean isJson(String mediaType) {
+        return mediaType.equals("application/json")
+            || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+    }
+
+    private static String mediaType(String contentType) {
+        if (contentType == null) {
+            return "";
+        }
+        int semi = contentType.indexOf(';');
+        return (semi < 0 ? contentType : contentType.substring(0, semi)).trim().toLowerCase(Locale.ROOT);
+    }
+
+    private static Charset charset(String contentType) {
+        if (contentType != null) {
+            for (String param : contentType.split(";")) {
+                String p = param.trim();
+                if (p.regionMatches(true, 0, "charset=", 0, 8)) {
+                    try {
+                        return Charset.forName(p.substring(8).replace("\"", "").trim());
+                    } catch (RuntimeException e) {
+                        return StandardCharsets.UTF_8;
+                    }
+                }
+            }
+        }
+        return StandardCharsets.UTF_8;
+    }
+
+    /** Builds the fingerprint of a request from its parts; a convenience for callers with maps. */
+    static byte[] compute(String method, String path, Map<String, List<String>> query,
+                          Map<String, List<String>> headers, Collection<String> ignoredPointers,
+                          String contentType, byte[] body, int length) {
+        RequestFingerprint f = of(method, path).ignoringJsonPointers(ignoredPointers);
+        query.forEach(f::query);
+        headers.forEach(f::header);
+        return f.sha256(contentType, body, length);
+    }
+}

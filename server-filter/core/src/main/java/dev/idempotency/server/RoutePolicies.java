@@ -1,0 +1,102 @@
+package dev.idempotency.server;
+
+import io.micronaut.context.event.StartupEvent;
+import io.micronaut.core.annotation.AnnotationMetadata;
+import io.micronaut.core.annotation.AnnotationValue;
+import io.micronaut.core.convert.ConversionService;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.runtime.event.annotation.EventListener;
+import io.micronaut.web.router.RouteAttributes;
+import io.micronaut.web.router.RouteInfo;
+import io.micronaut.web.router.Router;
+import io.micronaut.web.router.UriRouteInfo;
+import jakarta.inject.Singleton;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Resolves and caches the {@link RoutePolicy} of each route. Every {@link Idempotent} route is
+ * resolved at startup, so a bad duration or pointer in an annotation stops the application
+ * instead of failing requests.
+ */
+@Singleton
+final class RoutePolicies {
+
+    private static final RoutePolicy NONE = new RoutePolicy(false, Duration.ZERO, Duration.ZERO, Duration.ZERO,
+        false, List.of(), List.of(), "");
+
+    private final IdempotencyConfiguration config;
+    private final ConversionService conversionService;
+    private final Router router;
+    private final ConcurrentHashMap<RouteInfo<?>, RoutePolicy> cache = new ConcurrentHashMap<>();
+
+    RoutePolicies(IdempotencyConfiguration config, ConversionService conversionService, Router router) {
+        this.config = config;
+        this.conversionService = conversionService;
+        this.router = router;
+    }
+
+    @EventListener
+    void validateOnStartup(StartupEvent event) {
+        router.uriRoutes().forEach(this::policyOf);
+    }
+
+    /** @return the route's policy, or empty when the request is not under the contract */
+    Optional<RoutePolicy> forRequest(HttpRequest<?> request) {
+        if (!config.getMethods().contains(request.getMethodName())) {
+            return Optional.empty();
+        }
+        return RouteAttributes.getRouteInfo(request).map(this::policyOf).filter(p -> p != NONE);
+    }
+
+    private RoutePolicy policyOf(RouteInfo<?> route) {
+        return cache.computeIfAbsent(route, this::resolve);
+    }
+
+    private RoutePolicy resolve(RouteInfo<?> route) {
+        AnnotationMetadata metadata = route.getAnnotationMetadata();
+        AnnotationValue<Idempotent> ann = metadata.getAnnotation(Idempotent.class);
+        String template = route instanceof UriRouteInfo<?, ?> uri ? uri.getUriMatchTemplate().toString() : route.toString();
+        String where = route instanceof UriRouteInfo<?, ?> uri ? uri.getHttpMethodName() + " " + template : template;
+        if (ann == null) {
+            if (!config.isGlobal()) {
+                return NONE;
+            }
+            return new RoutePolicy(false, config.getLease(), config.getRetention(), Duration.ZERO, false,
+                config.getIgnoredJsonPointers(), config.getFingerprintHeaders(), template);
+        }
+        List<String> pointers = new ArrayList<>(config.getIgnoredJsonPointers());
+        pointers.addAll(IdempotencyConfigurationProperties.requirePointers(
+            Arrays.asList(ann.stringValues("ignoreJsonPointers")), "@Idempotent(ignoreJsonPointers) on " + where));
+        List<String> headers = new ArrayList<>(config.getFingerprintHeaders());
+        headers.addAll(Arrays.asList(ann.stringValues("fingerprintHeaders")));
+        return new RoutePolicy(
+            ann.booleanValue("required").orElse(true),
+            duration(ann, "lease", config.getLease(), where, false),
+            duration(ann, "retention", config.getRetention(), where, false),
+            duration(ann, "inFlightWait", Duration.ZERO, where, true),
+            ann.booleanValue("failOpen").orElse(false),
+            List.copyOf(pointers), List.copyOf(headers), template);
+    }
+
+    private Duration duration(AnnotationValue<Idempotent> ann, String member, Duration fallback, String where,
+                              boolean zeroAllowed) {
+        String text = ann.stringValue(member).orElse("");
+        if (text.isBlank()) {
+            return fallback;
+        }
+        Duration d = conversionService.convert(text.trim(), Duration.class).orElseThrow(() ->
+            new IllegalStateException("@Idempotent(" + member + " = \"" + text + "\") on " + where
+                + " is not a duration; use e.g. 30s, 5m, 24h or PT30S"));
+        if (d.isNegative() || (!zeroAllowed && d.isZero())) {
+            throw new IllegalStateException("@Idempotent(" + member + " = \"" + text + "\") on " + where
+                + " must be " + (zeroAllowed ? "zero or positive" : "positive"));
+        }
+        return d;
+    }
+}

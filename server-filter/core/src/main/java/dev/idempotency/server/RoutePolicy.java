@@ -1,0 +1,21 @@
+package dev.idempotency.server;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The effective contract of one route: {@link Idempotent} members merged over the configuration.
+ *
+ * @param required            whether a missing key is rejected
+ * @param lease               the in-progress lease
+ * @param retention           how long results are kept
+ * @param inFlightWait        how long a duplicate waits for the original ({@code ZERO}: 409 at once)
+ * @param failOpen            whether to run without idempotency when the store fails
+ * @param ignoredJsonPointers members left out of the fingerprint
+ * @param fingerprintHeaders  request headers included in the fingerprint
+ * @param template            the route's URI template, part of the scope
+ */
+record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
+                   boolean failOpen, List<String> ignoredJsonPointers, List<String> fingerprintHeaders,
+                   String template) {
+}

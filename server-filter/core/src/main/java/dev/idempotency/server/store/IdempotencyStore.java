@@ -1,0 +1,75 @@
+package dev.idempotency.server.store;
+
+import java.time.Duration;
+
+/**
+ * Where idempotency records live. The server filter calls a store once per request to
+ * {@link #acquire acquire} the record and once more to {@link #complete complete} or
+ * {@link #release release} it.
+ *
+ * <h2>Guarantees every implementation gives</h2>
+ * <ul>
+ *   <li><b>Thread-safe.</b> Every method may be called concurrently from any thread, by any
+ *       number of application instances sharing the same backing storage.</li>
+ *   <li><b>Atomic acquire in one round trip.</b> For one {@code storeKey}, among any number of
+ *       concurrent {@code acquire} calls at most one returns {@link AcquireResult.Acquired};
+ *       the decision (absent, in progress, completed, expired lease, fingerprint mismatch) is
+ *       made in a single operation against the backing storage.</li>
+ *   <li><b>Fencing.</b> Each successful acquire returns a fencing token greater than every
+ *       token issued before for that key. {@link #complete}, {@link #release} and
+ *       {@link #renew} act only when the token still matches the record; otherwise they
+ *       change nothing and return {@code false}.</li>
+ *   <li><b>Expired leases.</b> An in-progress record whose lease has expired counts as absent:
+ *       the next acquire takes it over (whatever its fingerprint) with a new token and reports
+ *       {@link AcquireResult.Acquired#takeover()}.</li>
+ *   <li><b>Retention.</b> A completed record is replayed until its retention ends; after that
+ *       it counts as absent and the store eventually deletes it.</li>
+ *   <li><b>Failure.</b> When the backing storage is unreachable or too slow the store throws
+ *       {@link IdempotencyStoreException}; it never guesses an answer.</li>
+ * </ul>
+ * Keys are opaque fixed-length strings made by the filter (a hash of scope and key), never
+ * the raw client key; a store may use them verbatim in its storage keys.
+ */
+public interface IdempotencyStore {
+
+    /**
+     * Atomically looks up the record for {@code storeKey} and, when there is none (or its lease
+     * has expired), creates an in-progress record holding {@code fingerprint} with a lease of
+     * {@code lease}.
+     *
+     * @param storeKey    the fixed-length key of the record
+     * @param fingerprint the request fingerprint (32 bytes of SHA-256)
+     * @param lease       how long the new in-progress record stays locked without renewal
+     * @return what was found, see {@link AcquireResult}
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease);
+
+    /**
+     * Stores the result of the request that holds {@code fencingToken} and turns the record
+     * into a completed one, kept for {@code retention}.
+     *
+     * @return {@code true} when stored; {@code false} when the token no longer matches (the
+     *     lease was taken over, or the record released) and nothing was changed
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention);
+
+    /**
+     * Removes the in-progress record held with {@code fencingToken}, so that the next request
+     * with the same key runs again.
+     *
+     * @return {@code true} when removed; {@code false} when the token did not match
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    boolean release(String storeKey, long fencingToken);
+
+    /**
+     * Extends the lease of the in-progress record held with {@code fencingToken} to
+     * {@code lease} from now.
+     *
+     * @return {@code true} when extended; {@code false} when the token no longer matches
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    boolean renew(String storeKey, long fencingToken, Duration lease);
+}

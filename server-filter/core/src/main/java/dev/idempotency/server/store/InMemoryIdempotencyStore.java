@@ -1,0 +1,188 @@
+package dev.idempotency.server.store;
+
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The default store: records in a {@link ConcurrentHashMap} of this JVM. Correct for a single
+ * application instance only; use the PostgreSQL or Redis store when several instances serve
+ * the same API.
+ *
+ * <h2>Layout</h2>
+ * One map entry per store key, holding: state (in progress or completed), the 32-byte
+ * fingerprint, the fencing token, the lease deadline (in progress) or the retention deadline
+ * (completed), and the {@link StoredResponse}. Deadlines are read from the injected
+ * {@link Clock}, so tests move time instead of sleeping. Fencing tokens come from one counter
+ * per store, so a token is never reused.
+ *
+ * <h2>Bounds</h2>
+ * At most {@code maxEntries} records. When a new record would exceed it, expired records are
+ * purged first; if the store is still full, the completed records closest to their retention
+ * end are evicted (a tenth of the capacity at a time), and an acquire that still finds the
+ * store full of live in-progress records fails with {@link IdempotencyStoreException}
+ * (answered as 503), never by dropping a running request's lock.
+ *
+ * <p>Every operation is atomic per key ({@link ConcurrentHashMap#compute}).
+ */
+public final class InMemoryIdempotencyStore implements IdempotencyStore {
+
+    /** The default maximum number of records. */
+    public static final int DEFAULT_MAX_ENTRIES = 100_000;
+
+    private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+    private final AtomicLong tokens = new AtomicLong();
+    private final Clock clock;
+    private final int maxEntries;
+
+    /**
+     * @param clock      the time source for leases and retention
+     * @param maxEntries the maximum number of records kept, at least 1
+     */
+    public InMemoryIdempotencyStore(Clock clock, int maxEntries) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+        if (maxEntries < 1) {
+            throw new IllegalArgumentException("maxEntries must be at least 1, was " + maxEntries);
+        }
+        this.maxEntries = maxEntries;
+    }
+
+    @Override
+    public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        Objects.requireNonNull(fingerprint, "fingerprint");
+        requirePositive(lease, "lease");
+        Instant now = clock.instant();
+        if (entries.size() >= maxEntries && !entries.containsKey(storeKey)) {
+            makeRoom(now);
+        }
+        AcquireResult[] result = new AcquireResult[1];
+        entries.compute(storeKey, (key, existing) -> {
+            if (existing == null || existing.isExpired(now)) {
+                boolean takeover = existing != null && existing.response == null;
+                long token = tokens.incrementAndGet();
+                result[0] = new AcquireResult.Acquired(token, takeover);
+                return Entry.inProgress(fingerprint.clone(), token, now.plus(lease));
+            }
+            if (!MessageDigest.isEqual(existing.fingerprint, fingerprint)) {
+                result[0] = new AcquireResult.Mismatch();
+            } else if (existing.response != null) {
+                result[0] = new AcquireResult.Replay(existing.response);
+            } else {
+                result[0] = new AcquireResult.InProgress(Duration.between(now, existing.deadline));
+            }
+            return existing;
+        });
+        return result[0];
+    }
+
+    @Override
+    public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
+        Objects.requireNonNull(response, "response");
+        requirePositive(retention, "retention");
+        Instant now = clock.instant();
+        boolean[] done = new boolean[1];
+        entries.computeIfPresent(storeKey, (key, existing) -> {
+            if (existing.response == null && existing.token == fencingToken) {
+                done[0] = true;
+                return new Entry(existing.fingerprint, fencingToken, now.plus(retention), response);
+            }
+            return existing;
+        });
+        return done[0];
+    }
+
+    @Override
+    public boolean release(String storeKey, long fencingToken) {
+        boolean[] done = new boolean[1];
+        entries.computeIfPresent(storeKey, (key, existing) -> {
+            if (existing.response == null && existing.token == fencingToken) {
+                done[0] = true;
+                return null;
+            }
+            return existing;
+        });
+        return done[0];
+    }
+
+    @Override
+    public boolean renew(String storeKey, long fencingToken, Duration lease) {
+        requirePositive(lease, "lease");
+        Instant now = clock.instant();
+        boolean[] done = new boolean[1];
+        entries.computeIfPresent(storeKey, (key, existing) -> {
+            if (existing.response == null && existing.token == fencingToken) {
+                done[0] = true;
+                return Entry.inProgress(existing.fingerprint, fencingToken, now.plus(lease));
+            }
+            return existing;
+        });
+        return done[0];
+    }
+
+    /**
+     * Removes every record whose lease or retention has ended.
+     *
+     * @return how many were removed
+     */
+    public int purgeExpired() {
+        Instant now = clock.instant();
+        int before = entries.size();
+        entries.values().removeIf(e -> e.isExpired(now));
+        return Math.max(0, before - entries.size());
+    }
+
+    /** @return the number of records held, live or not yet purged */
+    public int size() {
+        return entries.size();
+    }
+
+    private void makeRoom(Instant now) {
+        purgeExpired();
+        if (entries.size() < maxEntries) {
+            return;
+        }
+        List<Map.Entry<String, Entry>> completed = new ArrayList<>();
+        for (Map.Entry<String, Entry> e : entries.entrySet()) {
+            if (e.getValue().response != null) {
+                completed.add(e);
+            }
+        }
+        completed.sort(Comparator.comparing(e -> e.getValue().deadline));
+        int toEvict = Math.max(1, maxEntries / 10);
+        for (int i = 0; i < completed.size() && i < toEvict; i++) {
+            Map.Entry<String, Entry> e = completed.get(i);
+            entries.remove(e.getKey(), e.getValue());
+        }
+        if (entries.size() >= maxEntries) {
+            throw new IdempotencyStoreException("in-memory idempotency store is full: " + maxEntries
+                + " requests in progress; raise idempotency.store.memory.max-entries or use a shared store");
+        }
+    }
+
+    private static void requirePositive(Duration d, String name) {
+        Objects.requireNonNull(d, name);
+        if (d.isZero() || d.isNegative()) {
+            throw new IllegalArgumentException(name + " must be positive, was " + d);
+        }
+    }
+
+    /** One record; {@code response == null} means in progress and {@code deadline} is the lease end. */
+    private record Entry(byte[] fingerprint, long token, Instant deadline, StoredResponse response) {
+        static Entry inProgress(byte[] fingerprint, long token, Instant leaseEnd) {
+            return new Entry(fingerprint, token, leaseEnd, null);
+        }
+
+        boolean isExpired(Instant now) {
+            return !now.isBefore(deadline);
+        }
+    }
+}

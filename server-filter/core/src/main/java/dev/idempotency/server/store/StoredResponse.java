@@ -1,0 +1,71 @@
+package dev.idempotency.server.store;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A completed response as the store keeps it: status, the allow-listed headers in the order
+ * they were sent, and the body bytes exactly as written to the client.
+ *
+ * <p>Immutable: the header map and lists are unmodifiable copies and the body array is copied
+ * on the way in and out.
+ *
+ * @param status       the HTTP status code
+ * @param headers      header name to values, in the order sent
+ * @param body         the body bytes (empty when there was none or when omitted)
+ * @param bodyOmitted  {@code true} when the body was too large or streamed and was not kept
+ */
+public record StoredResponse(int status, Map<String, List<String>> headers, byte[] body, boolean bodyOmitted) {
+
+    public StoredResponse {
+        if (status < 100 || status > 599) {
+            throw new IllegalArgumentException("status must be 100-599, was " + status);
+        }
+        Objects.requireNonNull(headers, "headers");
+        Objects.requireNonNull(body, "body");
+        if (bodyOmitted && body.length > 0) {
+            throw new IllegalArgumentException("an omitted body must be empty");
+        }
+        Map<String, List<String>> copy = new LinkedHashMap<>();
+        headers.forEach((name, values) -> copy.put(Objects.requireNonNull(name, "header name"),
+            Collections.unmodifiableList(new ArrayList<>(values))));
+        headers = Collections.unmodifiableMap(copy);
+        body = body.clone();
+    }
+
+    /** @return a copy of the body bytes */
+    @Override
+    public byte[] body() {
+        return body.clone();
+    }
+
+    /** @return the body length without copying it */
+    public int bodyLength() {
+        return body.length;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof StoredResponse other
+            && status == other.status
+            && bodyOmitted == other.bodyOmitted
+            && headers.equals(other.headers)
+            && Arrays.equals(body, other.body);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(status, headers, bodyOmitted) * 31 + Arrays.hashCode(body);
+    }
+
+    @Override
+    public String toString() {
+        return "StoredResponse[status=" + status + ", headers=" + headers + ", body=" + body.length
+            + " bytes" + (bodyOmitted ? " (omitted)" : "") + "]";
+    }
+}
