@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,10 +29,13 @@ final class LeaseRenewer {
     private final ScheduledExecutorService scheduler;
     private final IdempotencyMetrics metrics;
 
-    LeaseRenewer(IdempotencyStore store, @Named(TaskExecutors.SCHEDULED) ScheduledExecutorService scheduler,
+    LeaseRenewer(IdempotencyStore store, @Named(TaskExecutors.SCHEDULED) ExecutorService scheduler,
                  IdempotencyMetrics metrics) {
         this.store = store;
-        this.scheduler = scheduler;
+        if (!(scheduler instanceof ScheduledExecutorService scheduled)) {
+            throw new IllegalStateException("the '" + TaskExecutors.SCHEDULED + "' executor must be a ScheduledExecutorService");
+        }
+        this.scheduler = scheduled;
         this.metrics = metrics;
     }
 

@@ -80,13 +80,16 @@ final class ResponseCapture {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Optional<byte[]> encode(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
-        if (body instanceof byte[] b) {
-            return Optional.of(b);
-        }
         Optional<RouteInfo<?>> route = RouteAttributes.getRouteInfo(request);
         MediaType mediaType = response.getContentType().orElseGet(() -> route
             .map(RouteInfo::getProduces).filter(p -> !p.isEmpty()).map(p -> p.get(0))
             .orElse(MediaType.APPLICATION_JSON_TYPE));
+        if (body instanceof byte[] b) {
+            if (response.getContentType().isEmpty()) {
+                response.contentType(mediaType);
+            }
+            return Optional.of(b);
+        }
         Argument argument = route.map(RouteInfo::getResponseBodyType)
             .filter(a -> a.getType() != Object.class && a.getType().isInstance(body))
             .orElseGet(() -> (Argument) Argument.of(body.getClass()));

@@ -1,0 +1,346 @@
+package dev.idempotency.store.tck;
+
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.StoredResponse;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The contract every {@link IdempotencyStore} must pass (CONTRACT S17). Extend it, return the
+ * store under test from {@link #store(MutableClock)}, and the suite checks acquire, replay,
+ * mismatch, conflict, lease expiry and takeover, fencing, release, renewal, retention expiry,
+ * binary bodies and a race of many threads for one key.
+ *
+ * <p>Time is the {@link MutableClock} handed to the store: stores must read "now" from it, so
+ * the suite moves time instead of sleeping. Each test uses fresh random keys, so a store backed
+ * by a shared server needs no cleanup between tests.
+ */
+public abstract class IdempotencyStoreContractTest {
+
+    protected static final Duration LEASE = Duration.ofSeconds(30);
+    protected static final Duration RETENTION = Duration.ofHours(24);
+
+    protected MutableClock clock;
+    protected IdempotencyStore store;
+
+    /**
+     * @param clock the time source the store must use
+     * @return the store under test, empty or holding only records of other keys
+     */
+    protected abstract IdempotencyStore store(MutableClock clock);
+
+    /** @return how many threads race for one key in {@link #racingThreadsAcquireExactlyOnce()} */
+    protected int racingThreads() {
+        return 64;
+    }
+
+    @BeforeEach
+    void createStore() {
+        clock = new MutableClock();
+        store = store(clock);
+    }
+
+    protected static String newKey() {
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-256")
+                .digest(UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(hash);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    protected static byte[] fingerprint(String text) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    protected static StoredResponse response(int status, String body) {
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        headers.put("Content-Type", List.of("application/json"));
+        headers.put("Location", List.of("/payments/1"));
+        return new StoredResponse(status, headers, body.getBytes(StandardCharsets.UTF_8), false);
+    }
+
+    private long acquired(String key, byte[] fp) {
+        AcquireResult r = store.acquire(key, fp, LEASE);
+        assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
+        return ((AcquireResult.Acquired) r).fencingToken();
+    }
+
+    @Test
+    @DisplayName("S10: acquire on an absent key creates an in-progress record")
+    void acquireAbsentKey() {
+        AcquireResult r = store.acquire(newKey(), fingerprint("a"), LEASE);
+        assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(((AcquireResult.Acquired) r).takeover()).isFalse();
+    }
+
+    @Test
+    @DisplayName("S10/S13: a completed record with the same fingerprint replays the stored response")
+    void completedRecordReplays() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        StoredResponse resp = response(201, "{\"id\":1}");
+        assertThat(store.complete(key, token, resp, RETENTION)).isTrue();
+
+        AcquireResult r = store.acquire(key, fingerprint("a"), LEASE);
+        assertThat(r).isEqualTo(new AcquireResult.Replay(resp));
+        assertThat(((AcquireResult.Replay) r).response().headers())
+            .containsExactly(Map.entry("Content-Type", List.of("application/json")),
+                Map.entry("Location", List.of("/payments/1")));
+    }
+
+    @Test
+    @DisplayName("S9: same key, other fingerprint on a completed record is a mismatch and leaves the record")
+    void mismatchOnCompleted() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        StoredResponse resp = response(200, "ok");
+        store.complete(key, token, resp, RETENTION);
+
+        assertThat(store.acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(resp));
+    }
+
+    @Test
+    @DisplayName("S11: other fingerprint while in flight is a mismatch, not a conflict")
+    void mismatchWhileInProgress() {
+        String key = newKey();
+        acquired(key, fingerprint("a"));
+        assertThat(store.acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+    }
+
+    @Test
+    @DisplayName("S10/S11: a live lease answers in-progress with the remaining lease")
+    void inProgressReportsRemainingLease() {
+        String key = newKey();
+        acquired(key, fingerprint("a"));
+        clock.advance(Duration.ofSeconds(10));
+        AcquireResult r = store.acquire(key, fingerprint("a"), LEASE);
+        assertThat(r).isInstanceOf(AcquireResult.InProgress.class);
+        Duration remaining = ((AcquireResult.InProgress) r).remainingLease();
+        assertThat(remaining).isBetween(Duration.ofSeconds(19), Duration.ofSeconds(20));
+    }
+
+    @Test
+    @DisplayName("S10/S12: an expired lease is taken over with a new, larger fencing token")
+    void expiredLeaseIsTakenOver() {
+        String key = newKey();
+        long first = acquired(key, fingerprint("a"));
+        clock.advance(LEASE.plusSeconds(1));
+        AcquireResult r = store.acquire(key, fingerprint("a"), LEASE);
+        assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
+        AcquireResult.Acquired second = (AcquireResult.Acquired) r;
+        assertThat(second.takeover()).isTrue();
+        assertThat(second.fencingToken()).isGreaterThan(first);
+    }
+
+    @Test
+    @DisplayName("S12: the old holder's completion is fenced after a takeover; the new holder's result stands")
+    void completionFencedAfterTakeover() {
+        String key = newKey();
+        long oldToken = acquired(key, fingerprint("a"));
+        clock.advance(LEASE.plusSeconds(1));
+        long newToken = ((AcquireResult.Acquired) store.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+
+        assertThat(store.complete(key, oldToken, response(200, "old"), RETENTION)).isFalse();
+        assertThat(store.release(key, oldToken)).isFalse();
+        assertThat(store.renew(key, oldToken, LEASE)).isFalse();
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+
+        StoredResponse fresh = response(200, "new");
+        assertThat(store.complete(key, newToken, fresh, RETENTION)).isTrue();
+        assertThat(store.complete(key, oldToken, response(200, "old"), RETENTION)).isFalse();
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(fresh));
+    }
+
+    @Test
+    @DisplayName("S12: a completed record cannot be completed again, even with its own token")
+    void completeIsOnce() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        StoredResponse first = response(200, "first");
+        assertThat(store.complete(key, token, first, RETENTION)).isTrue();
+        assertThat(store.complete(key, token, response(200, "second"), RETENTION)).isFalse();
+        assertThat(store.release(key, token)).isFalse();
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(first));
+    }
+
+    @Test
+    @DisplayName("S12: renewal keeps a running request's lease alive past its first deadline")
+    void renewExtendsLease() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        clock.advance(Duration.ofSeconds(20));
+        assertThat(store.renew(key, token, LEASE)).isTrue();
+        clock.advance(Duration.ofSeconds(20));
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(store.complete(key, token, response(200, "ok"), RETENTION)).isTrue();
+    }
+
+    @Test
+    @DisplayName("S14: release removes the in-progress record so the next request runs again")
+    void releaseFreesKey() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        assertThat(store.release(key, token)).isTrue();
+        AcquireResult r = store.acquire(key, fingerprint("b"), LEASE);
+        assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(((AcquireResult.Acquired) r).takeover()).isFalse();
+        assertThat(((AcquireResult.Acquired) r).fencingToken()).isGreaterThan(token);
+    }
+
+    @Test
+    @DisplayName("S16: after retention the key runs as a new request")
+    void retentionExpiry() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        store.complete(key, token, response(200, "ok"), Duration.ofMinutes(10));
+        clock.advance(Duration.ofMinutes(9));
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Replay.class);
+        clock.advance(Duration.ofMinutes(2));
+        AcquireResult r = store.acquire(key, fingerprint("b"), LEASE);
+        assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(((AcquireResult.Acquired) r).takeover()).isFalse();
+    }
+
+    @Test
+    @DisplayName("S13/S17: binary bodies (every byte value) and multi-valued headers round-trip exactly")
+    void binaryBodiesRoundTrip() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        byte[] body = new byte[512];
+        for (int i = 0; i < body.length; i++) {
+            body[i] = (byte) i;
+        }
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        headers.put("Content-Type", List.of("application/octet-stream"));
+        headers.put("ETag", List.of("\"v1\""));
+        headers.put("Content-Language", List.of("en", "de"));
+        StoredResponse resp = new StoredResponse(200, headers, body, false);
+        store.complete(key, token, resp, RETENTION);
+        AcquireResult.Replay replay = (AcquireResult.Replay) store.acquire(key, fingerprint("a"), LEASE);
+        assertThat(replay.response().body()).isEqualTo(body);
+        assertThat(replay.response()).isEqualTo(resp);
+    }
+
+    @Test
+    @DisplayName("S15/S17: an omitted body and an empty body are told apart")
+    void omittedBodyFlagRoundTrips() {
+        String omittedKey = newKey();
+        long t1 = acquired(omittedKey, fingerprint("a"));
+        StoredResponse omitted = new StoredResponse(200, Map.of("Content-Type", List.of("text/plain")), new byte[0], true);
+        store.complete(omittedKey, t1, omitted, RETENTION);
+        String emptyKey = newKey();
+        long t2 = acquired(emptyKey, fingerprint("a"));
+        StoredResponse empty = new StoredResponse(204, Map.of(), new byte[0], false);
+        store.complete(emptyKey, t2, empty, RETENTION);
+
+        assertThat(store.acquire(omittedKey, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(omitted));
+        assertThat(store.acquire(emptyKey, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(empty));
+    }
+
+    @Test
+    @DisplayName("S6/S17: records of different store keys never interfere")
+    void keysAreIndependent() {
+        String k1 = newKey();
+        String k2 = newKey();
+        long t1 = acquired(k1, fingerprint("a"));
+        long t2 = acquired(k2, fingerprint("a"));
+        store.complete(k1, t1, response(200, "one"), RETENTION);
+        assertThat(store.acquire(k2, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(store.release(k1, t2)).isFalse();
+        assertThat(store.acquire(k1, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(response(200, "one")));
+    }
+
+    @Test
+    @DisplayName("S10/S17: N threads racing for one key: exactly one acquires, the rest see it in progress")
+    void racingThreadsAcquireExactlyOnce() throws Exception {
+        int n = racingThreads();
+        String key = newKey();
+        byte[] fp = fingerprint("race");
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<AcquireResult>> futures = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return store.acquire(key, fp, LEASE);
+                }));
+            }
+            start.countDown();
+            int acquired = 0;
+            int inProgress = 0;
+            for (Future<AcquireResult> f : futures) {
+                AcquireResult r = f.get(30, TimeUnit.SECONDS);
+                if (r instanceof AcquireResult.Acquired) {
+                    acquired++;
+                } else if (r instanceof AcquireResult.InProgress) {
+                    inProgress++;
+                }
+            }
+            assertThat(acquired).isEqualTo(1);
+            assertThat(inProgress).isEqualTo(n - 1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    @DisplayName("S12/S17: N threads racing to take over one expired lease: exactly one wins")
+    void racingTakeoverExactlyOnce() throws Exception {
+        int n = racingThreads();
+        String key = newKey();
+        byte[] fp = fingerprint("race");
+        acquired(key, fp);
+        clock.advance(LEASE.plusSeconds(1));
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<AcquireResult>> futures = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return store.acquire(key, fp, LEASE);
+                }));
+            }
+            start.countDown();
+            long winners = 0;
+            for (Future<AcquireResult> f : futures) {
+                if (f.get(30, TimeUnit.SECONDS) instanceof AcquireResult.Acquired a) {
+                    assertThat(a.takeover()).isTrue();
+                    winners++;
+                }
+            }
+            assertThat(winners).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package dev.idempotency.store.tck;
+
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.IdempotencyStoreException;
+import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The store contract suite against the in-memory store, plus its own bound (S17). */
+class InMemoryIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
+
+    @Override
+    protected IdempotencyStore store(MutableClock clock) {
+        return new InMemoryIdempotencyStore(clock, 10_000);
+    }
+
+    @Test
+    @DisplayName("S17: the in-memory store is bounded: completed records are evicted, live locks never")
+    void boundedByMaxEntries() {
+        InMemoryIdempotencyStore small = new InMemoryIdempotencyStore(clock, 10);
+        for (int i = 0; i < 10; i++) {
+            String key = newKey();
+            long token = ((AcquireResult.Acquired) small.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+            small.complete(key, token, response(200, "x"), RETENTION);
+        }
+        assertThat(small.acquire(newKey(), fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(small.size()).isLessThanOrEqualTo(10);
+
+        InMemoryIdempotencyStore locked = new InMemoryIdempotencyStore(clock, 3);
+        for (int i = 0; i < 3; i++) {
+            locked.acquire(newKey(), fingerprint("a"), LEASE);
+        }
+        assertThatThrownBy(() -> locked.acquire(newKey(), fingerprint("a"), LEASE))
+            .isInstanceOf(IdempotencyStoreException.class)
+            .hasMessageContaining("max-entries");
+        clock.advance(LEASE.plus(Duration.ofSeconds(1)));
+        assertThat(locked.acquire(newKey(), fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+    }
+
+    @Test
+    @DisplayName("S16: purgeExpired removes records past their lease or retention")
+    void purgeExpired() {
+        InMemoryIdempotencyStore s = new InMemoryIdempotencyStore(clock, 100);
+        s.acquire(newKey(), fingerprint("a"), Duration.ofSeconds(5));
+        s.acquire(newKey(), fingerprint("a"), Duration.ofSeconds(60));
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(s.purgeExpired()).isEqualTo(1);
+        assertThat(s.size()).isEqualTo(1);
+    }
+}
