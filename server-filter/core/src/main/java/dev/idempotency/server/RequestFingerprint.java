@@ -146,7 +146,7 @@ public final class RequestFingerprint {
 
     private static TreeMap<String, List<String>> decodeForm(byte[] body, int length, Charset charset) {
         TreeMap<String, List<String>> pairs = new TreeMap<>();
-        String text = new String(body, 0, length, StandardCharsets.ISO_8859_1);
+        String text = new String(body, 0, length, charset);
         try {
             for (String pair : text.split("&")) {
                 if (pair.isEmpty()) {

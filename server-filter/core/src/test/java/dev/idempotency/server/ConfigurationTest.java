@@ -1,0 +1,128 @@
+package dev.idempotency.server;
+
+import io.micronaut.context.ApplicationContext;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.http.annotation.Controller;
+import io.micronaut.http.annotation.Post;
+import io.micronaut.runtime.server.EmbeddedServer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Settings fail fast with the setting's name, and the global and strict modes (S1, S2, S4). */
+class ConfigurationTest {
+
+    @Controller("/cfg")
+    @Requires(property = "spec.name", value = "ConfigurationTest")
+    static class Api {
+        @Post("/plain")
+        Map<String, Object> plain() {
+            return Map.of("at", System.nanoTime());
+        }
+
+        @Post("/annotated")
+        @Idempotent
+        Map<String, Object> annotated() {
+            return Map.of("at", System.nanoTime());
+        }
+    }
+
+    @Controller("/bad")
+    @Requires(property = "spec.name", value = "ConfigurationTest-bad-annotation")
+    static class BadApi {
+        @Post("/duration")
+        @Idempotent(retention = "forever")
+        Map<String, Object> bad() {
+            return Map.of();
+        }
+    }
+
+    private static EmbeddedServer start(Map<String, Object> props) {
+        Map<String, Object> all = new java.util.HashMap<>(props);
+        all.putIfAbsent("spec.name", "ConfigurationTest");
+        all.put("micronaut.security.enabled", "false");
+        all.put("micronaut.server.port", "-1");
+        return ApplicationContext.run(EmbeddedServer.class, all);
+    }
+
+    @ParameterizedTest(name = "a bad {0} fails startup naming the setting")
+    @CsvSource(delimiter = '|', value = {
+        "idempotency.methods|GET|safe method GET",
+        "idempotency.lease|-5s|idempotency.lease",
+        "idempotency.stored-headers|Set-Cookie|set-cookie",
+        "idempotency.stored-headers|Proxy-Authorization|proxy-authorization",
+        "idempotency.ignored-json-pointers|meta/x|JSON Pointers",
+        "idempotency.release-statuses|503|release-statuses",
+        "idempotency.contract-url|/relative|absolute URI",
+    })
+    void badSettingsFailFast(String setting, String value, String message) {
+        assertThatThrownBy(() -> start(Map.of(setting, value)).close())
+            .hasStackTraceContaining(message);
+    }
+
+    @Test
+    @DisplayName("S2: a bad duration in @Idempotent fails startup, naming the route")
+    void badAnnotationFailsStartup() {
+        assertThatThrownBy(() -> start(Map.of("spec.name", "ConfigurationTest-bad-annotation")).close())
+            .hasStackTraceContaining("@Idempotent(retention = \"forever\")")
+            .hasStackTraceContaining("/bad/duration");
+    }
+
+    @Test
+    @DisplayName("S2: global mode honours a key on routes without @Idempotent; the key is optional there")
+    void globalMode() {
+        try (EmbeddedServer server = start(Map.of("idempotency.global", "true"))) {
+            Http http = new Http(server.getURI());
+            String k = "\"" + UUID.randomUUID() + "\"";
+            HttpResponse<byte[]> first = http.postJson("/cfg/plain", k, "{}");
+            HttpResponse<byte[]> replay = http.postJson("/cfg/plain", k, "{}");
+            assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+            assertThat(replay.body()).isEqualTo(first.body());
+            assertThat(http.postJson("/cfg/plain", null, "{}").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    @DisplayName("S4: strict mode rejects the bare token form and accepts the sf-string")
+    void strictMode() {
+        try (EmbeddedServer server = start(Map.of("idempotency.strict", "true"))) {
+            Http http = new Http(server.getURI());
+            String raw = UUID.randomUUID().toString();
+            HttpResponse<byte[]> bare = http.postJson("/cfg/annotated", raw, "{}");
+            assertThat(bare.statusCode()).isEqualTo(400);
+            assertThat(new String(bare.body())).contains("idempotency-key-invalid");
+            assertThat(http.postJson("/cfg/annotated", "\"" + raw + "\"", "{}").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    @DisplayName("S1: the covered methods are configurable; PUT can be added")
+    void configurableMethods() {
+        try (EmbeddedServer server = start(Map.of("idempotency.methods", "POST,PUT", "idempotency.global", "true"))) {
+            Http http = new Http(server.getURI());
+            String k = "\"" + UUID.randomUUID() + "\"";
+            assertThat(http.send("PATCH", "/cfg/plain", k, "application/json", "{}".getBytes()).statusCode())
+                .isEqualTo(405);
+            http.postJson("/cfg/plain", k, "{}");
+            assertThat(http.postJson("/cfg/plain", k, "{}").headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        }
+    }
+
+    @Test
+    @DisplayName("idempotency.enabled=false removes the filter")
+    void disabled() {
+        try (EmbeddedServer server = start(Map.of("idempotency.enabled", "false"))) {
+            assertThat(server.getApplicationContext().findBean(IdempotencyFilter.class)).isEmpty();
+            Http http = new Http(server.getURI());
+            assertThat(http.postJson("/cfg/annotated", null, "{}").statusCode()).isEqualTo(200);
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package dev.idempotency.server;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class IdempotencyKeyTest {
+
+    @Test
+    @DisplayName("S4: an sf-string is unquoted and its \\\" and \\\\ escapes decoded")
+    void parsesSfString() {
+        assertThat(IdempotencyKey.parse("\"abc\"", true).value()).isEqualTo("abc");
+        assertThat(IdempotencyKey.parse("\"a\\\"b\\\\c\"", true).value()).isEqualTo("a\"b\\c");
+        assertThat(IdempotencyKey.parse("  \"with spaces inside\"  ", true).value()).isEqualTo("with spaces inside");
+    }
+
+    @Test
+    @DisplayName("S4: a bare token is the same key as its quoted form, unless strict")
+    void bareToken() {
+        String uuid = "8e03978e-40d5-43e8-bc93-6894a57f9324";
+        assertThat(IdempotencyKey.parse(uuid, false)).isEqualTo(IdempotencyKey.parse("\"" + uuid + "\"", false));
+        assertThatThrownBy(() -> IdempotencyKey.parse(uuid, true))
+            .isInstanceOf(InvalidIdempotencyKeyException.class)
+            .hasMessageContaining("quoted");
+    }
+
+    @Test
+    @DisplayName("S5: 1 to 255 characters: 255 accepted, 256 and empty rejected")
+    void length() {
+        assertThat(IdempotencyKey.parse("\"" + "k".repeat(255) + "\"", true).value()).hasSize(255);
+        assertThatThrownBy(() -> IdempotencyKey.parse("\"" + "k".repeat(256) + "\"", true))
+            .hasMessageContaining("255");
+        assertThatThrownBy(() -> IdempotencyKey.parse("k".repeat(256), false)).hasMessageContaining("255");
+        assertThatThrownBy(() -> IdempotencyKey.parse("\"\"", true)).hasMessageContaining("empty");
+        assertThatThrownBy(() -> IdempotencyKey.parse("", false)).hasMessageContaining("empty");
+    }
+
+    @ParameterizedTest(name = "S5: {0} is rejected")
+    @ValueSource(strings = {"\"caf\u00e9\"", "caf\u00e9", "\"tab\there\"", "\"open", "\"bad\\n\"", "\"a\"\"b\"",
+        "\"a\";x=1", "a b", "a,b", "a\"b", "a\\b", "\"\\"})
+    void rejectsMalformed(String value) {
+        assertThatThrownBy(() -> IdempotencyKey.parse(value, false))
+            .isInstanceOf(InvalidIdempotencyKeyException.class);
+    }
+
+    @Test
+    @DisplayName("S5: error messages and toString never echo the key")
+    void neverEchoesKey() {
+        String secret = "s3cr3t-key-value";
+        assertThatThrownBy(() -> IdempotencyKey.parse("\"" + secret + "\u00e9\"", false))
+            .message().doesNotContain(secret);
+        assertThat(IdempotencyKey.parse(secret, false).toString()).doesNotContain(secret);
+    }
+
+    @Test
+    @DisplayName("C2/S4: toHeaderValue round-trips through parse")
+    void headerValueRoundTrip() {
+        IdempotencyKey key = new IdempotencyKey("a\"b\\c d");
+        assertThat(key.toHeaderValue()).isEqualTo("\"a\\\"b\\\\c d\"");
+        assertThat(IdempotencyKey.parse(key.toHeaderValue(), true)).isEqualTo(key);
+    }
+}

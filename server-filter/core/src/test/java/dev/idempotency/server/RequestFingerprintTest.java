@@ -1,0 +1,122 @@
+package dev.idempotency.server;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RequestFingerprintTest {
+
+    private static byte[] json(String body) {
+        return fp("application/json", body);
+    }
+
+    private static byte[] fp(String contentType, String body) {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        return RequestFingerprint.of("POST", "/p").sha256(contentType, bytes, bytes.length);
+    }
+
+    private static String canonical(String json) throws Exception {
+        return JsonCanonicalizer.canonicalString(json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    @DisplayName("S7: member order, whitespace and number spelling do not change the fingerprint")
+    void jsonEquivalence() {
+        byte[] base = json("{\"a\":1,\"b\":[true,null,\"x\"],\"c\":{\"d\":100}}");
+        assertThat(json("{ \"c\" : { \"d\" : 1e2 } , \"b\" : [ true , null , \"x\" ] , \"a\" : 1.0 }")).isEqualTo(base);
+        assertThat(json("{\"a\":1,\"b\":[true,null,\"x\"],\"c\":{\"d\":100.000}}")).isEqualTo(base);
+        assertThat(json("{\"a\":2,\"b\":[true,null,\"x\"],\"c\":{\"d\":100}}")).isNotEqualTo(base);
+        assertThat(json("{\"a\":1,\"b\":[null,true,\"x\"],\"c\":{\"d\":100}}")).isNotEqualTo(base);
+    }
+
+    @Test
+    @DisplayName("S7: application/*+json bodies are canonicalised too")
+    void plusJson() {
+        assertThat(fp("application/merge-patch+json; charset=utf-8", "{\"b\":1,\"a\":2}"))
+            .isEqualTo(fp("application/merge-patch+json", "{\"a\":2,\"b\":1}"));
+    }
+
+    @ParameterizedTest(name = "S7/RFC 8785: {0} -> {1}")
+    @CsvSource(delimiter = '|', value = {
+        "{\"numbers\":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001]}|"
+            + "{\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27]}",
+        "{\"b\":1,\"a\":2,\"\u20ac\":3,\"\\r\":4,\"1\":5}|{\"\\r\":4,\"1\":5,\"a\":2,\"b\":1,\"\u20ac\":3}",
+        "{\"s\":\"\\u20ac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}|{\"s\":\"\u20ac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}",
+        "[-0,1e21,1e-7,0.000001,123456789012345680000]|[0,1e+21,1e-7,0.000001,123456789012345680000]",
+        "{\"\ufb33\":2,\"\ud83d\ude00\":1}|{\"\ud83d\ude00\":1,\"\ufb33\":2}"
+    })
+    void rfc8785Vectors(String input, String expected) throws Exception {
+        assertThat(canonical(input)).isEqualTo(expected);
+    }
+
+    @Test
+    @DisplayName("S7: JSON that does not parse, or has duplicate members, falls back to raw bytes")
+    void invalidJsonIsRaw() {
+        assertThat(json("{\"a\":1,")).isNotEqualTo(json("{\"a\":1 ,"));
+        assertThat(json("{\"a\":1,\"a\":1}")).isNotEqualTo(json("{\"a\":1}"));
+        assertThat(json("{\"a\":1} trailing")).isNotEqualTo(json("{\"a\":1}"));
+        assertThat(json("{\"a\":1e999}")).isNotEqualTo(json("{\"a\":1e+999}"));
+    }
+
+    @Test
+    @DisplayName("S7: other media types are fingerprinted as raw bytes")
+    void rawBytes() {
+        assertThat(fp("text/plain", "{\"a\":1}")).isNotEqualTo(fp("text/plain", "{ \"a\":1}"));
+        assertThat(fp(null, "abc")).isEqualTo(fp("application/octet-stream", "abc"));
+        assertThat(fp("text/plain", "{\"a\":1}")).isNotEqualTo(json("{\"a\":1}"));
+    }
+
+    @Test
+    @DisplayName("S7: form bodies are decoded and sorted by name, then value")
+    void formBodies() {
+        String form = "application/x-www-form-urlencoded";
+        assertThat(fp(form, "b=2&a=1&a=0")).isEqualTo(fp(form, "a=0&a=1&b=2"));
+        assertThat(fp(form, "name=J%C3%BCrgen+M")).isEqualTo(fp(form, "name=J\u00fcrgen%20M"));
+        assertThat(fp(form, "a=1&b=2")).isNotEqualTo(fp(form, "a=1&b=3"));
+        assertThat(fp(form, "a=%zz")).isNotEqualTo(fp(form, "a=%zy"));
+    }
+
+    @Test
+    @DisplayName("S7: method, path, query and configured headers are all part of the fingerprint")
+    void requestParts() {
+        byte[] body = "{}".getBytes();
+        byte[] base = RequestFingerprint.of("POST", "/p").query("a", List.of("1", "2")).query("b", List.of("x"))
+            .sha256("application/json", body, body.length);
+        assertThat(RequestFingerprint.of("POST", "/p").query("b", List.of("x")).query("a", List.of("2", "1"))
+            .sha256("application/json", body, body.length)).isEqualTo(base);
+        assertThat(RequestFingerprint.of("PATCH", "/p").query("a", List.of("1", "2")).query("b", List.of("x"))
+            .sha256("application/json", body, body.length)).isNotEqualTo(base);
+        assertThat(RequestFingerprint.of("POST", "/q").query("a", List.of("1", "2")).query("b", List.of("x"))
+            .sha256("application/json", body, body.length)).isNotEqualTo(base);
+        assertThat(RequestFingerprint.of("POST", "/p").query("a", List.of("1", "2")).query("b", List.of("x"))
+            .header("Accept", List.of("text/csv")).sha256("application/json", body, body.length)).isNotEqualTo(base);
+        // length prefixes: moving a character between fields changes the fingerprint
+        assertThat(RequestFingerprint.of("POST", "/p").query("ab", List.of("c")).sha256(null, body, body.length))
+            .isNotEqualTo(RequestFingerprint.of("POST", "/p").query("a", List.of("bc")).sha256(null, body, body.length));
+    }
+
+    @Test
+    @DisplayName("S7: ignored JSON Pointers remove members, with ~0/~1 escapes and array indexes")
+    void ignoredPointers() {
+        byte[] a = "{\"x\":1,\"meta\":{\"at\":\"1\",\"a/b\":1,\"t~\":2},\"list\":[1,2,3]}".getBytes();
+        byte[] b = "{\"x\":1,\"meta\":{\"at\":\"2\",\"a/b\":9,\"t~\":7},\"list\":[1,5,3]}".getBytes();
+        List<String> pointers = List.of("/meta/at", "/meta/a~1b", "/meta/t~0", "/list/1", "/missing/member");
+        assertThat(RequestFingerprint.of("POST", "/p").ignoringJsonPointers(pointers).sha256("application/json", a, a.length))
+            .isEqualTo(RequestFingerprint.of("POST", "/p").ignoringJsonPointers(pointers).sha256("application/json", b, b.length));
+        assertThat(RequestFingerprint.of("POST", "/p").sha256("application/json", a, a.length))
+            .isNotEqualTo(RequestFingerprint.of("POST", "/p").sha256("application/json", b, b.length));
+    }
+
+    @Test
+    @DisplayName("S7: only the first length bytes of the buffer are the body")
+    void lengthBounded() {
+        byte[] padded = "{\"a\":1}GARBAGE".getBytes();
+        assertThat(RequestFingerprint.of("POST", "/p").sha256("application/json", padded, 7)).isEqualTo(json("{\"a\":1}"));
+    }
+}
