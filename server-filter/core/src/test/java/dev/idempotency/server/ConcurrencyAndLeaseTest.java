@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micronaut.context.annotation.Factory;
@@ -40,6 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @MicronautTest
 @Property(name = "spec.name", value = "ConcurrencyAndLeaseTest")
+@Property(name = "idempotency.store.memory.purge-interval", value = "100ms")
 class ConcurrencyAndLeaseTest {
 
     @Controller("/race")
@@ -85,6 +88,8 @@ class ConcurrencyAndLeaseTest {
     FakeClock clock;
     @Inject
     MeterRegistry meters;
+    @Inject
+    InMemoryIdempotencyStore store;
     Http http;
 
     @BeforeEach
@@ -202,5 +207,23 @@ class ConcurrencyAndLeaseTest {
         assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(replay.body()).isEqualTo(takeover.body());
         assertThat(api.executions.get(id).get()).isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("S16: the in-memory store purges expired records on its schedule")
+    void scheduledPurge() throws Exception {
+        String storeKey = "purge-" + UUID.randomUUID();
+        byte[] fp = new byte[32];
+        assertThat(store.acquire(storeKey, fp, Duration.ofSeconds(5))).isInstanceOf(AcquireResult.Acquired.class);
+        clock.advance(Duration.ofSeconds(6));
+        int before = store.size();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (store.size() >= before && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        // purged, not merely expired: a new acquire is a fresh record, not a takeover
+        AcquireResult again = store.acquire(storeKey, fp, Duration.ofSeconds(5));
+        assertThat(again).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(((AcquireResult.Acquired) again).takeover()).isFalse();
     }
 }

@@ -1,0 +1,35 @@
+package dev.idempotency.server;
+
+import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.scheduling.annotation.Scheduled;
+import jakarta.inject.Singleton;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Removes expired records from the in-memory store on a schedule (CONTRACT S16), so memory is
+ * given back without waiting for the store to fill up. Interval:
+ * {@code idempotency.store.memory.purge-interval}, default one minute.
+ */
+@Singleton
+@Requires(beans = InMemoryIdempotencyStore.class)
+final class InMemoryStorePurger {
+
+    private static final Logger LOG = LoggerFactory.getLogger(InMemoryStorePurger.class);
+
+    private final InMemoryIdempotencyStore store;
+
+    InMemoryStorePurger(InMemoryIdempotencyStore store) {
+        this.store = store;
+    }
+
+    @Scheduled(fixedDelay = "${idempotency.store.memory.purge-interval:1m}",
+        initialDelay = "${idempotency.store.memory.purge-interval:1m}")
+    void purge() {
+        int removed = store.purgeExpired();
+        if (removed > 0 && LOG.isDebugEnabled()) {
+            LOG.debug("idempotency purged {} expired in-memory records", removed);
+        }
+    }
+}
