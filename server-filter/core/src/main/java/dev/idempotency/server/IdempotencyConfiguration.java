@@ -54,6 +54,9 @@ public interface IdempotencyConfiguration {
     /** @return statuses below 500 that release the key instead of being stored */
     Set<Integer> getReleaseStatuses();
 
+    /** @return whether 2xx-4xx responses that an exception handler made from a thrown exception are stored */
+    boolean isReplayHandledExceptions();
+
     /** @return the published contract page; problem {@code type}s are this URL plus {@code #code} */
     URI getContractUrl();
 

@@ -31,6 +31,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     public static final List<String> DEFAULT_STORED_HEADERS =
         List.of("Content-Type", "Location", "ETag", "Last-Modified", "Content-Language");
     public static final String DEFAULT_REPLAYED_HEADER_NAME = "Idempotent-Replayed";
+    public static final boolean DEFAULT_REPLAY_HANDLED_EXCEPTIONS = false;
     public static final URI DEFAULT_CONTRACT_URL = URI.create("https://idempotency.dev/contract");
     public static final String DEFAULT_ANONYMOUS_SCOPE = "anonymous";
     public static final Duration DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(2);
@@ -56,6 +57,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     private List<String> ignoredJsonPointers = List.of();
     private List<String> fingerprintHeaders = List.of();
     private Set<Integer> releaseStatuses = Set.of();
+    private boolean replayHandledExceptions = DEFAULT_REPLAY_HANDLED_EXCEPTIONS;
     private URI contractUrl = DEFAULT_CONTRACT_URL;
     private String anonymousScope = DEFAULT_ANONYMOUS_SCOPE;
     private Duration storeUnavailableRetryAfter = DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER;
@@ -302,6 +304,25 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
             }
         }
         this.releaseStatuses = Set.copyOf(releaseStatuses);
+    }
+
+    @Override
+    public boolean isReplayHandledExceptions() {
+        return replayHandledExceptions;
+    }
+
+    /**
+     * Store and replay 2xx-4xx responses that an exception handler ({@code @Error},
+     * {@code ExceptionHandler}) made from an exception the handler threw, as if the handler had
+     * returned them; for applications that signal business errors (card declined, refund too
+     * large) by throwing. Default {@value #DEFAULT_REPLAY_HANDLED_EXCEPTIONS}: any exception
+     * releases the key, so a retry runs the handler again. Unhandled exceptions (500) always
+     * release.
+     *
+     * @param replayHandledExceptions whether handled exceptions are stored
+     */
+    public void setReplayHandledExceptions(boolean replayHandledExceptions) {
+        this.replayHandledExceptions = replayHandledExceptions;
     }
 
     @Override

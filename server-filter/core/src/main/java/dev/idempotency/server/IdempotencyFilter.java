@@ -197,9 +197,10 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         }
         response.getHeaders().remove(config.getReplayedHeaderName());
         int status = response.code();
-        boolean failed = status >= 500 || config.getReleaseStatuses().contains(status)
-            || RouteAttributes.getException(response).isPresent()
+        boolean thrown = RouteAttributes.getException(response).isPresent()
             || request.getAttribute(HttpAttributes.EXCEPTION).isPresent();
+        boolean failed = status >= 500 || config.getReleaseStatuses().contains(status)
+            || (thrown && !config.isReplayHandledExceptions());
         if (failed) {
             release(storeKey, token, keyHash);
             log(Outcome.EXECUTED, keyHash, request);
@@ -262,7 +263,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
     }
 
     private MutableHttpResponse<byte[]> replay(StoredResponse stored) {
-        MutableHttpResponse<byte[]> response = HttpResponse.status(stored.status(), reason(stored.status()));
+        MutableHttpResponse<byte[]> response = problems.ownResponse(stored.status());
         for (Map.Entry<String, List<String>> h : stored.headers().entrySet()) {
             for (String v : h.getValue()) {
                 response.header(h.getKey(), v);
@@ -276,14 +277,6 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             response.body(stored.body());
         }
         return response;
-    }
-
-    private static String reason(int status) {
-        try {
-            return io.micronaut.http.HttpStatus.valueOf(status).getReason();
-        } catch (IllegalArgumentException e) {
-            return "Status " + status;
-        }
     }
 
     private MutableHttpResponse<byte[]> reject(ProblemCode code, String detail) {

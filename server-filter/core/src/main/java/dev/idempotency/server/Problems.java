@@ -5,7 +5,11 @@ import io.micronaut.http.HttpResponse;
 import io.micronaut.http.MutableHttpResponse;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
 
 /**
  * Renders {@link ProblemCode}s as RFC 9457 {@code application/problem+json} responses with a
@@ -19,12 +23,28 @@ final class Problems {
 
     static final String PROBLEM_JSON = "application/problem+json";
 
+    /** RFC 9110 IMF-fixdate, e.g. {@code Sun, 06 Nov 1994 08:49:37 GMT}. */
+    private static final DateTimeFormatter IMF_FIXDATE =
+        DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
+
     private final String contractUrl;
     private final String link;
+    private final Clock clock;
 
-    Problems(IdempotencyConfiguration config) {
+    Problems(IdempotencyConfiguration config, Clock clock) {
         this.contractUrl = config.getContractUrl().toString();
         this.link = "<" + contractUrl + ">; rel=\"describedby\"";
+        this.clock = clock;
+    }
+
+    /**
+     * A response the filter answers itself: the status with the server's standard reason
+     * phrase and a {@code Date} header (RFC 9110 section 6.6.1), which Micronaut adds only to
+     * responses a route produced.
+     */
+    MutableHttpResponse<byte[]> ownResponse(int status) {
+        MutableHttpResponse<byte[]> response = HttpResponse.<byte[]>ok().status(status);
+        return response.header(HttpHeaders.DATE, IMF_FIXDATE.format(clock.instant()));
     }
 
     MutableHttpResponse<byte[]> response(ProblemCode code, String detail) {
@@ -33,8 +53,7 @@ final class Problems {
             + ",\"status\":" + code.status()
             + ",\"detail\":" + quote(detail)
             + ",\"code\":" + quote(code.code()) + "}";
-        MutableHttpResponse<byte[]> response = HttpResponse.status(code.status(), code.title());
-        return response
+        return ownResponse(code.status())
             .header(HttpHeaders.CONTENT_TYPE, PROBLEM_JSON)
             .header(HttpHeaders.LINK, link)
             .body(json.getBytes(StandardCharsets.UTF_8));

@@ -8,7 +8,6 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 
@@ -191,15 +190,5 @@ public final class RequestFingerprint {
             }
         }
         return StandardCharsets.UTF_8;
-    }
-
-    /** Builds the fingerprint of a request from its parts; a convenience for callers with maps. */
-    static byte[] compute(String method, String path, Map<String, List<String>> query,
-                          Map<String, List<String>> headers, Collection<String> ignoredPointers,
-                          String contentType, byte[] body, int length) {
-        RequestFingerprint f = of(method, path).ignoringJsonPointers(ignoredPointers);
-        query.forEach(f::query);
-        headers.forEach(f::header);
-        return f.sha256(contentType, body, length);
     }
 }

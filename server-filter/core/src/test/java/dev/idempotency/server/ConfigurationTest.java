@@ -33,6 +33,29 @@ class ConfigurationTest {
         Map<String, Object> annotated() {
             return Map.of("at", System.nanoTime());
         }
+
+        final java.util.concurrent.atomic.AtomicInteger declined = new java.util.concurrent.atomic.AtomicInteger();
+
+        @Post("/declined")
+        @Idempotent
+        Map<String, Object> declined() {
+            throw new CardDeclined(declined.incrementAndGet());
+        }
+
+        @io.micronaut.http.annotation.Error(CardDeclined.class)
+        io.micronaut.http.HttpResponse<Map<String, Object>> onDeclined(CardDeclined e) {
+            return io.micronaut.http.HttpResponse.<Map<String, Object>>status(io.micronaut.http.HttpStatus.PAYMENT_REQUIRED)
+                .body(Map.of("error", "card_declined", "attempt", e.attempt));
+        }
+    }
+
+    static final class CardDeclined extends RuntimeException {
+        final int attempt;
+
+        CardDeclined(int attempt) {
+            super("card declined", null, false, false);
+            this.attempt = attempt;
+        }
     }
 
     @Controller("/bad")
@@ -113,6 +136,35 @@ class ConfigurationTest {
                 .isEqualTo(405);
             http.postJson("/cfg/plain", k, "{}");
             assertThat(http.postJson("/cfg/plain", k, "{}").headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        }
+    }
+
+    @Test
+    @DisplayName("S14: a 4xx made by an exception handler releases the key by default, "
+        + "and is stored and replayed with replay-handled-exceptions")
+    void handledExceptions() {
+        try (EmbeddedServer server = start(Map.of())) {
+            Http http = new Http(server.getURI());
+            Api api = server.getApplicationContext().getBean(Api.class);
+            String k = "\"" + UUID.randomUUID() + "\"";
+            int before = api.declined.get();
+            assertThat(http.postJson("/cfg/declined", k, "{}").statusCode()).isEqualTo(402);
+            HttpResponse<byte[]> again = http.postJson("/cfg/declined", k, "{}");
+            assertThat(again.statusCode()).isEqualTo(402);
+            assertThat(again.headers().firstValue("Idempotent-Replayed")).isEmpty();
+            assertThat(api.declined.get()).isEqualTo(before + 2);
+        }
+        try (EmbeddedServer server = start(Map.of("idempotency.replay-handled-exceptions", "true"))) {
+            Http http = new Http(server.getURI());
+            Api api = server.getApplicationContext().getBean(Api.class);
+            String k = "\"" + UUID.randomUUID() + "\"";
+            int before = api.declined.get();
+            HttpResponse<byte[]> first = http.postJson("/cfg/declined", k, "{}");
+            HttpResponse<byte[]> replay = http.postJson("/cfg/declined", k, "{}");
+            assertThat(replay.statusCode()).isEqualTo(402);
+            assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+            assertThat(replay.body()).isEqualTo(first.body());
+            assertThat(api.declined.get()).isEqualTo(before + 1);
         }
     }
 

@@ -74,7 +74,11 @@ class IdempotencyFilterTest {
             .contains("\"title\":")
             .contains("\"detail\":");
         assertThat(r.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(r.headers().firstValue("Date")).hasValueSatisfying(d -> assertThat(d).matches(IMF_FIXDATE));
     }
+
+    /** RFC 9110 section 5.6.7 IMF-fixdate. */
+    private static final String IMF_FIXDATE = "(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT";
 
     // ---- S1, S2, S3: which requests --------------------------------------------------------
 
@@ -379,6 +383,7 @@ class IdempotencyFilterTest {
         assertThat(replay.headers().firstValue("ETag")).isEqualTo(first.headers().firstValue("ETag")).isPresent();
         assertThat(replay.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"))
             .isPresent();
+        assertThat(replay.headers().firstValue("Date")).hasValueSatisfying(d -> assertThat(d).matches(IMF_FIXDATE));
     }
 
     @Test
@@ -545,5 +550,34 @@ class IdempotencyFilterTest {
 
     private double count(String outcome) {
         return meters.get("idempotency.requests").tag("outcome", outcome).counter().count();
+    }
+
+    @Test
+    @DisplayName("S22/S5: log lines name the outcome and a hash of the key, never the raw key or the body")
+    void logsCarryOutcomeAndKeyHashOnly() {
+        ch.qos.logback.classic.Logger logger =
+            (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(IdempotencyFilter.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
+            new ch.qos.logback.core.read.ListAppender<>();
+        appender.start();
+        ch.qos.logback.classic.Level previous = logger.getLevel();
+        logger.setLevel(ch.qos.logback.classic.Level.DEBUG);
+        logger.addAppender(appender);
+        try {
+            String rawKey = "secret-key-" + UUID.randomUUID();
+            String secretBody = "{\"amount\":4242,\"currency\":\"EUR\",\"card\":\"4111111111111111\"}";
+            http.postJson("/t/payments", "\"" + rawKey + "\"", secretBody);
+            http.postJson("/t/payments", "\"" + rawKey + "\"", secretBody);
+            List<String> lines = appender.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .toList();
+            assertThat(lines).anyMatch(l -> l.contains("outcome=executed"));
+            assertThat(lines).anyMatch(l -> l.contains("outcome=replayed"));
+            assertThat(lines).allMatch(l -> l.matches(".*key=[0-9a-f]{12}( .*)?"));
+            assertThat(String.join("\n", lines)).doesNotContain(rawKey).doesNotContain("4111111111111111")
+                .doesNotContain("4242");
+        } finally {
+            logger.detachAppender(appender);
+            logger.setLevel(previous);
+        }
     }
 }
