@@ -68,19 +68,42 @@ final class Http {
 
     /** Sends a POST whose Idempotency-Key header lines are given as raw ISO-8859-1 bytes. */
     Raw rawPost(String path, List<byte[]> keyHeaderValues) {
+        return raw(path, keyHeaderValues, "Content-Length: 2\r\n", "{}".getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    /** Sends a JSON POST with {@code Transfer-Encoding: chunked} (no Content-Length), in 4 KiB chunks. */
+    Raw chunkedPost(String path, String key, byte[] body) {
+        java.io.ByteArrayOutputStream chunks = new java.io.ByteArrayOutputStream();
+        for (int off = 0; off < body.length; off += 4096) {
+            int len = Math.min(4096, body.length - off);
+            chunks.writeBytes((Integer.toHexString(len) + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            chunks.write(body, off, len);
+            chunks.writeBytes("\r\n".getBytes(StandardCharsets.ISO_8859_1));
+        }
+        chunks.writeBytes("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+        return raw(path, List.of(key.getBytes(StandardCharsets.ISO_8859_1)), "Transfer-Encoding: chunked\r\n",
+            chunks.toByteArray());
+    }
+
+    private Raw raw(String path, List<byte[]> keyHeaderValues, String framingHeader, byte[] framedBody) {
         try (Socket socket = new Socket(base.getHost(), base.getPort())) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
-            StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: localhost\r\n"
-                + "Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n");
-            out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
+            String head = "POST " + path + " HTTP/1.1\r\nHost: localhost\r\n"
+                + "Content-Type: application/json\r\n" + framingHeader + "Connection: close\r\n";
+            out.write(head.getBytes(StandardCharsets.ISO_8859_1));
             for (byte[] v : keyHeaderValues) {
                 out.write("Idempotency-Key: ".getBytes(StandardCharsets.ISO_8859_1));
                 out.write(v);
                 out.write("\r\n".getBytes(StandardCharsets.ISO_8859_1));
             }
-            out.write("\r\n{}".getBytes(StandardCharsets.ISO_8859_1));
-            out.flush();
+            out.write("\r\n".getBytes(StandardCharsets.ISO_8859_1));
+            try {
+                out.write(framedBody);
+                out.flush();
+            } catch (IOException e) {
+                // the server may answer (413) and close before reading the whole body
+            }
             InputStream in = socket.getInputStream();
             String text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
             int split = text.indexOf("\r\n\r\n");

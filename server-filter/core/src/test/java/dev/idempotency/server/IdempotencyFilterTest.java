@@ -304,6 +304,27 @@ class IdempotencyFilterTest {
     }
 
     @Test
+    @DisplayName("S8: a chunked body (no Content-Length) over the cap is 413; under the cap it is fingerprinted whole")
+    void chunkedBodies() {
+        int before = api.calls("payments");
+        String k = UUID.randomUUID().toString();
+        byte[] big = ("{\"amount\":1,\"currency\":\"" + "E".repeat(70_000) + "\"}").getBytes();
+        Http.Raw tooLarge = http.chunkedPost("/t/payments", k, big);
+        assertThat(tooLarge.status()).isEqualTo(413);
+        assertThat(tooLarge.body()).contains("\"code\":\"idempotency-body-too-large\"");
+        assertThat(api.calls("payments")).isEqualTo(before);
+
+        byte[] body = ("{\"currency\":\"EUR\",\"pad\":\"" + "p".repeat(20_000) + "\",\"amount\":7}").getBytes();
+        Http.Raw first = http.chunkedPost("/t/payments", k, body);
+        assertThat(first.status()).isEqualTo(201);
+        HttpResponse<byte[]> sameAsOneBlock = http.post("/t/payments", k, "application/json", body);
+        assertThat(sameAsOneBlock.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        byte[] changedAtTheEnd = ("{\"currency\":\"EUR\",\"pad\":\"" + "p".repeat(20_000) + "\",\"amount\":8}").getBytes();
+        assertProblem(http.post("/t/payments", k, "application/json", changedAtTheEnd), 422, "idempotency-key-reused");
+        assertThat(api.calls("payments")).isEqualTo(before + 1);
+    }
+
+    @Test
     @DisplayName("S9: same key with another payload is 422; the record is untouched and still replays")
     void mismatchIs422AndLeavesRecord() {
         String k = key();

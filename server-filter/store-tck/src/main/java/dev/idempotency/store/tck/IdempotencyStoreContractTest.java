@@ -278,12 +278,8 @@ public abstract class IdempotencyStoreContractTest {
         assertThat(store.acquire(k1, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(response(200, "one")));
     }
 
-    @Test
-    @DisplayName("S10/S17: N threads racing for one key: exactly one acquires, the rest see it in progress")
-    void racingThreadsAcquireExactlyOnce() throws Exception {
-        int n = racingThreads();
-        String key = newKey();
-        byte[] fp = fingerprint("race");
+    /** Runs {@code n} acquires of one key and fingerprint at once, released together by a latch. */
+    private List<AcquireResult> race(int n, String key, byte[] fp) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(n);
         try {
             CountDownLatch start = new CountDownLatch(1);
@@ -295,52 +291,38 @@ public abstract class IdempotencyStoreContractTest {
                 }));
             }
             start.countDown();
-            int acquired = 0;
-            int inProgress = 0;
+            List<AcquireResult> results = new ArrayList<>();
             for (Future<AcquireResult> f : futures) {
-                AcquireResult r = f.get(30, TimeUnit.SECONDS);
-                if (r instanceof AcquireResult.Acquired) {
-                    acquired++;
-                } else if (r instanceof AcquireResult.InProgress) {
-                    inProgress++;
-                }
+                results.add(f.get(30, TimeUnit.SECONDS));
             }
-            assertThat(acquired).isEqualTo(1);
-            assertThat(inProgress).isEqualTo(n - 1);
+            return results;
         } finally {
             pool.shutdownNow();
         }
     }
 
     @Test
+    @DisplayName("S10/S17: N threads racing for one key: exactly one acquires, the rest see it in progress")
+    void racingThreadsAcquireExactlyOnce() throws Exception {
+        int n = racingThreads();
+        List<AcquireResult> results = race(n, newKey(), fingerprint("race"));
+        assertThat(results).filteredOn(r -> r instanceof AcquireResult.Acquired).hasSize(1);
+        assertThat(results).filteredOn(r -> r instanceof AcquireResult.InProgress).hasSize(n - 1);
+    }
+
+    @Test
     @DisplayName("S12/S17: N threads racing to take over one expired lease: exactly one wins")
     void racingTakeoverExactlyOnce() throws Exception {
-        int n = racingThreads();
         String key = newKey();
         byte[] fp = fingerprint("race");
-        acquired(key, fp);
+        long first = acquired(key, fp);
         clock.advance(LEASE.plusSeconds(1));
-        ExecutorService pool = Executors.newFixedThreadPool(n);
-        try {
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<AcquireResult>> futures = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    return store.acquire(key, fp, LEASE);
-                }));
-            }
-            start.countDown();
-            long winners = 0;
-            for (Future<AcquireResult> f : futures) {
-                if (f.get(30, TimeUnit.SECONDS) instanceof AcquireResult.Acquired a) {
-                    assertThat(a.takeover()).isTrue();
-                    winners++;
-                }
-            }
-            assertThat(winners).isEqualTo(1);
-        } finally {
-            pool.shutdownNow();
-        }
+        List<AcquireResult> results = race(racingThreads(), key, fp);
+        assertThat(results).filteredOn(r -> r instanceof AcquireResult.Acquired).singleElement()
+            .satisfies(r -> {
+                assertThat(((AcquireResult.Acquired) r).takeover()).isTrue();
+                assertThat(((AcquireResult.Acquired) r).fencingToken()).isGreaterThan(first);
+            });
+        assertThat(results).filteredOn(r -> r instanceof AcquireResult.InProgress).hasSize(racingThreads() - 1);
     }
 }
