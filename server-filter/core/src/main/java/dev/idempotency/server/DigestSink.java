@@ -4,7 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
-/** Buffers small writes in front of a SHA-256 {@link MessageDigest}. Not thread-safe. */
+/**
+ * Buffers small writes in front of a SHA-256 {@link MessageDigest}. Not thread-safe. Every byte
+ * passes through {@link #drain}, so a subclass can capture the stream instead of hashing it.
+ */
 class DigestSink {
 
     private final MessageDigest digest;
@@ -30,7 +33,7 @@ class DigestSink {
         if (len > buf.length - pos) {
             flush();
             if (len > buf.length) {
-                digest.update(bytes, off, len);
+                drain(bytes, off, len);
                 return;
             }
         }
@@ -55,6 +58,62 @@ class DigestSink {
         }
     }
 
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * Writes {@code s} as an RFC 8785 JSON string: quoted; {@code "} and {@code \\} escaped;
+     * {@code \b \f \n \r \t} as such; other control characters as lower-case backslash-u-00xx escapes;
+     * everything else as UTF-8 (a lone surrogate as {@code ?}, as {@link String#getBytes} does).
+     */
+    void writeJsonString(String s) {
+        write('"');
+        int n = s.length();
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            if (c >= 0x20 && c < 0x80) {
+                if (c == '"' || c == '\\') {
+                    write('\\');
+                }
+                if (pos == buf.length) {
+                    flush();
+                }
+                buf[pos++] = (byte) c;
+            } else if (c < 0x20) {
+                write('\\');
+                switch (c) {
+                    case '\b' -> write('b');
+                    case '\f' -> write('f');
+                    case '\n' -> write('n');
+                    case '\r' -> write('r');
+                    case '\t' -> write('t');
+                    default -> {
+                        write('u');
+                        write('0');
+                        write('0');
+                        write(HEX[c >> 4]);
+                        write(HEX[c & 0xF]);
+                    }
+                }
+            } else if (c < 0x800) {
+                write(0xC0 | (c >> 6));
+                write(0x80 | (c & 0x3F));
+            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+                int cp = Character.toCodePoint(c, s.charAt(++i));
+                write(0xF0 | (cp >> 18));
+                write(0x80 | ((cp >> 12) & 0x3F));
+                write(0x80 | ((cp >> 6) & 0x3F));
+                write(0x80 | (cp & 0x3F));
+            } else if (Character.isSurrogate(c)) {
+                write('?');
+            } else {
+                write(0xE0 | (c >> 12));
+                write(0x80 | ((c >> 6) & 0x3F));
+                write(0x80 | (c & 0x3F));
+            }
+        }
+        write('"');
+    }
+
     /** Writes a length-prefixed field: 4-byte big-endian length, then the bytes. */
     void field(byte[] bytes) {
         int n = bytes.length;
@@ -76,8 +135,13 @@ class DigestSink {
 
     private void flush() {
         if (pos > 0) {
-            digest.update(buf, 0, pos);
+            drain(buf, 0, pos);
             pos = 0;
         }
+    }
+
+    /** Where buffered bytes go: the digest; a subclass may capture them instead. */
+    void drain(byte[] bytes, int off, int len) {
+        digest.update(bytes, off, len);
     }
 }

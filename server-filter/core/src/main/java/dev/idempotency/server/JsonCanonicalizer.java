@@ -5,27 +5,31 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import org.erdtman.jcs.NumberToJSON;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * RFC 8785 (JCS) canonical form of a JSON text, written straight into a digest.
  *
- * <p>Objects are read into {@link TreeMap}s, whose natural {@link String} order is the UTF-16
- * code-unit order JCS asks for; numbers are read as IEEE-754 doubles and written in the
- * ECMAScript form, so {@code 1.0}, {@code 1} and {@code 1e0} are one number. Duplicate member
- * names, trailing content, numbers beyond double range and anything else that is not I-JSON
- * make {@link #canonicalize} fail, and the caller falls back to the raw bytes.
+ * <p>The text is read into a small tree: objects as member lists sorted by name in
+ * {@link String#compareTo} order, which is the UTF-16 code-unit order JCS asks for; numbers as
+ * their canonical spelling, from the IEEE-754 double they denote, in the ECMAScript form, so
+ * {@code 1.0}, {@code 1} and {@code 1e0} are one number (integers of at most 2^53 take a fast
+ * path; the rest go through the ECMAScript formatter). Duplicate member names, trailing
+ * content, numbers beyond double range and anything else that is not I-JSON make
+ * {@link #canonicalize} fail, and the caller falls back to the raw bytes.
  */
 final class JsonCanonicalizer {
 
     private static final JsonFactory FACTORY = JsonFactory.builder().build();
     private static final Object NULL = new Object();
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
+    private static final long MAX_EXACT = 1L << 53;
+    private static final Comparator<Member> BY_NAME = Comparator.comparing(Member::name);
 
     private JsonCanonicalizer() {
     }
@@ -35,6 +39,14 @@ final class JsonCanonicalizer {
         NotCanonicalizableException(String message, Throwable cause) {
             super(message, cause, false, false);
         }
+    }
+
+    /** One object member; {@code value} is a tree node. */
+    private record Member(String name, Object value) {
+    }
+
+    /** A number already in its canonical spelling. */
+    private record JsonNumber(String canonical) {
     }
 
     /**
@@ -54,12 +66,19 @@ final class JsonCanonicalizer {
         write(root, sink);
     }
 
-    /** Canonical UTF-8 bytes of {@code json}; for tests and tools. */
+    /** The canonical text of {@code json}; for tests and tools. */
     static String canonicalString(byte[] json) throws NotCanonicalizableException {
         Object root = parse(json, json.length);
-        StringBuilder sb = new StringBuilder();
-        toString(root, sb);
-        return sb.toString();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DigestSink capture = new DigestSink() {
+            @Override
+            void drain(byte[] b, int off, int len) {
+                bytes.write(b, off, len);
+            }
+        };
+        write(root, capture);
+        capture.finish();
+        return bytes.toString(StandardCharsets.UTF_8);
     }
 
     private static Object parse(byte[] json, int length) throws NotCanonicalizableException {
@@ -81,19 +100,22 @@ final class JsonCanonicalizer {
     private static Object readValue(JsonParser p, JsonToken t) throws IOException, NotCanonicalizableException {
         switch (t) {
             case START_OBJECT: {
-                TreeMap<String, Object> map = new TreeMap<>();
+                List<Member> members = new ArrayList<>();
                 JsonToken n;
                 while ((n = p.nextToken()) == JsonToken.FIELD_NAME) {
                     String name = p.currentName();
-                    Object value = readValue(p, p.nextToken());
-                    if (map.put(name, value) != null) {
-                        throw new NotCanonicalizableException("duplicate member name", null);
-                    }
+                    members.add(new Member(name, readValue(p, p.nextToken())));
                 }
                 if (n != JsonToken.END_OBJECT) {
                     throw new NotCanonicalizableException("unterminated object", null);
                 }
-                return map;
+                members.sort(BY_NAME);
+                for (int i = 1; i < members.size(); i++) {
+                    if (members.get(i).name().equals(members.get(i - 1).name())) {
+                        throw new NotCanonicalizableException("duplicate member name", null);
+                    }
+                }
+                return members;
             }
             case START_ARRAY: {
                 List<Object> list = new ArrayList<>();
@@ -104,18 +126,20 @@ final class JsonCanonicalizer {
                     }
                     list.add(readValue(p, n));
                 }
-                return list;
+                return new JsonArray(list);
             }
             case VALUE_STRING:
                 return p.getText();
             case VALUE_NUMBER_INT:
-            case VALUE_NUMBER_FLOAT: {
-                double d = p.getDoubleValue();
-                if (Double.isNaN(d) || Double.isInfinite(d)) {
-                    throw new NotCanonicalizableException("number outside IEEE-754 double range", null);
+                if (p.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
+                    long v = p.getLongValue();
+                    if (v >= -MAX_EXACT && v <= MAX_EXACT) {
+                        return new JsonNumber(Long.toString(v));
+                    }
                 }
-                return new JsonNumber(NumberToJSON.serializeNumber(d));
-            }
+                return number(p.getDoubleValue());
+            case VALUE_NUMBER_FLOAT:
+                return number(p.getDoubleValue());
             case VALUE_TRUE:
                 return Boolean.TRUE;
             case VALUE_FALSE:
@@ -127,8 +151,19 @@ final class JsonCanonicalizer {
         }
     }
 
-    /** A number already in its canonical spelling. */
-    private record JsonNumber(String canonical) {
+    private static JsonNumber number(double d) throws IOException, NotCanonicalizableException {
+        if (Double.isNaN(d) || Double.isInfinite(d)) {
+            throw new NotCanonicalizableException("number outside IEEE-754 double range", null);
+        }
+        if (d == Math.rint(d) && Math.abs(d) <= MAX_EXACT) {
+            // an integral double up to 2^53 prints as its integer digits in ECMAScript; -0 as 0
+            return new JsonNumber(Long.toString((long) d));
+        }
+        return new JsonNumber(NumberToJSON.serializeNumber(d));
+    }
+
+    /** An array node, told apart from an object's member list. */
+    private record JsonArray(List<Object> items) {
     }
 
     @SuppressWarnings("unchecked")
@@ -141,22 +176,32 @@ final class JsonCanonicalizer {
         for (int i = 0; i < tokens.length; i++) {
             String token = tokens[i].replace("~1", "/").replace("~0", "~");
             boolean last = i == tokens.length - 1;
-            if (node instanceof TreeMap<?, ?> map) {
-                if (last) {
-                    map.remove(token);
-                    return;
-                }
-                node = map.get(token);
-            } else if (node instanceof List<?> list) {
+            if (node instanceof JsonArray array) {
                 int index = arrayIndex(token);
-                if (index < 0 || index >= list.size()) {
+                if (index < 0 || index >= array.items().size()) {
                     return;
                 }
                 if (last) {
-                    ((List<Object>) list).remove(index);
+                    array.items().remove(index);
                     return;
                 }
-                node = list.get(index);
+                node = array.items().get(index);
+            } else if (node instanceof List<?> members) {
+                Member found = null;
+                for (Member m : (List<Member>) members) {
+                    if (m.name().equals(token)) {
+                        found = m;
+                        break;
+                    }
+                }
+                if (found == null) {
+                    return;
+                }
+                if (last) {
+                    members.remove(found);
+                    return;
+                }
+                node = found.value();
             } else {
                 return;
             }
@@ -175,104 +220,39 @@ final class JsonCanonicalizer {
         return Integer.parseInt(token);
     }
 
+    @SuppressWarnings("unchecked")
     private static void write(Object node, DigestSink out) {
-        if (node instanceof Map<?, ?> map) {
+        if (node instanceof String s) {
+            out.writeJsonString(s);
+        } else if (node instanceof JsonNumber n) {
+            out.writeUtf8(n.canonical());
+        } else if (node instanceof JsonArray array) {
+            out.write('[');
+            List<Object> items = array.items();
+            for (int i = 0; i < items.size(); i++) {
+                if (i > 0) {
+                    out.write(',');
+                }
+                write(items.get(i), out);
+            }
+            out.write(']');
+        } else if (node instanceof List<?> members) {
             out.write('{');
             boolean first = true;
-            for (Map.Entry<?, ?> e : map.entrySet()) {
+            for (Member m : (List<Member>) members) {
                 if (!first) {
                     out.write(',');
                 }
                 first = false;
-                writeString((String) e.getKey(), out);
+                out.writeJsonString(m.name());
                 out.write(':');
-                write(e.getValue(), out);
+                write(m.value(), out);
             }
             out.write('}');
-        } else if (node instanceof List<?> list) {
-            out.write('[');
-            for (int i = 0; i < list.size(); i++) {
-                if (i > 0) {
-                    out.write(',');
-                }
-                write(list.get(i), out);
-            }
-            out.write(']');
-        } else if (node instanceof String s) {
-            writeString(s, out);
-        } else if (node instanceof JsonNumber n) {
-            out.writeUtf8(n.canonical());
         } else if (node instanceof Boolean b) {
             out.writeUtf8(b ? "true" : "false");
         } else {
             out.writeUtf8("null");
-        }
-    }
-
-    private static void writeString(String s, DigestSink out) {
-        out.write('"');
-        int n = s.length();
-        int runStart = 0;
-        for (int i = 0; i < n; i++) {
-            char c = s.charAt(i);
-            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
-                if (c >= 0x80) {
-                    continue; // part of a run written as UTF-8 below
-                }
-                if (i > runStart) {
-                    out.writeUtf8(s.substring(runStart, i));
-                }
-                out.write('\\');
-                switch (c) {
-                    case '"' -> out.write('"');
-                    case '\\' -> out.write('\\');
-                    case '\b' -> out.write('b');
-                    case '\f' -> out.write('f');
-                    case '\n' -> out.write('n');
-                    case '\r' -> out.write('r');
-                    case '\t' -> out.write('t');
-                    default -> {
-                        out.write('u');
-                        out.write('0');
-                        out.write('0');
-                        out.write(HEX[c >> 4]);
-                        out.write(HEX[c & 0xF]);
-                    }
-                }
-                runStart = i + 1;
-            }
-        }
-        if (runStart == 0) {
-            out.writeUtf8(s);
-        } else if (runStart < n) {
-            out.writeUtf8(s.substring(runStart));
-        }
-        out.write('"');
-    }
-
-    private static void toString(Object node, StringBuilder sb) {
-        // Used by tests only: the same rules as write(), into a String.
-        DigestSinkCapture capture = new DigestSinkCapture();
-        write(node, capture);
-        sb.append(capture.text());
-    }
-
-    /** A sink that also records what passes through, for {@link #canonicalString}. */
-    private static final class DigestSinkCapture extends DigestSink {
-        private final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-
-        @Override
-        void write(int b) {
-            bytes.write(b);
-        }
-
-        @Override
-        void write(byte[] b, int off, int len) {
-            bytes.write(b, off, len);
-        }
-
-        String text() {
-            return bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
         }
     }
 }
