@@ -9,11 +9,13 @@ import io.micronaut.core.order.Ordered;
 import io.micronaut.http.HttpAttributes;
 import io.micronaut.http.HttpHeaders;
 import io.micronaut.http.HttpRequest;
+import io.micronaut.http.HttpRequestWrapper;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.MutableHttpResponse;
 import io.micronaut.http.ServerHttpRequest;
 import io.micronaut.http.annotation.RequestFilter;
 import io.micronaut.http.annotation.ServerFilter;
+import io.micronaut.http.context.ServerRequestContext;
 import io.micronaut.http.body.ByteBody;
 import io.micronaut.http.filter.ConditionalFilter;
 import io.micronaut.http.filter.FilterContinuation;
@@ -322,10 +324,30 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         return f.sha256(request.getHeaders().get(HttpHeaders.CONTENT_TYPE), body, body.length);
     }
 
-    private byte[] readBody(HttpRequest<?> request) throws BodyTooLarge {
-        if (!(request instanceof ServerHttpRequest<?> serverRequest)) {
-            return new byte[0];
+    /**
+     * The server's own request behind {@code request}: a filter ahead of this one may have
+     * replaced it with a wrapper, which has no access to the body bytes.
+     */
+    static Optional<ServerHttpRequest<?>> serverRequest(HttpRequest<?> request) {
+        HttpRequest<?> current = request;
+        for (int depth = 0; depth < 16 && current != null; depth++) {
+            if (current instanceof ServerHttpRequest<?> server) {
+                return Optional.of(server);
+            }
+            current = current instanceof HttpRequestWrapper<?> wrapper ? wrapper.getDelegate() : null;
         }
+        return ServerRequestContext.currentRequest()
+            .filter(ServerHttpRequest.class::isInstance)
+            .map(r -> (ServerHttpRequest<?>) r);
+    }
+
+    private byte[] readBody(HttpRequest<?> request) throws BodyTooLarge {
+        // Never fingerprint an unreadable body as empty: that would replay one payload's result
+        // for another. Fail the request instead; this is a server setup problem, not the client's.
+        ServerHttpRequest<?> serverRequest = serverRequest(request).orElseThrow(() -> new IllegalStateException(
+            "idempotency: cannot read the body of " + request.getClass().getName() + "; a filter ahead of "
+                + "IdempotencyFilter (order " + ORDER + ") replaced the server request with one that is neither a "
+                + "ServerHttpRequest nor an HttpRequestWrapper around one"));
         int cap = config.getMaxRequestBodySize();
         ByteBody body = serverRequest.byteBody();
         OptionalLong expected = body.expectedLength();
