@@ -63,7 +63,7 @@ class DigestSink {
     /**
      * Writes {@code s} as an RFC 8785 JSON string: quoted; {@code "} and {@code \\} escaped;
      * {@code \b \f \n \r \t} as such; other control characters as lower-case backslash-u-00xx escapes;
-     * everything else as UTF-8 (a lone surrogate as {@code ?}, as {@link String#getBytes} does).
+     * everything else as UTF-8 (a lone surrogate in its 3-byte form, which no valid text produces).
      */
     void writeJsonString(String s) {
         write('"');
@@ -103,9 +103,9 @@ class DigestSink {
                 write(0x80 | ((cp >> 12) & 0x3F));
                 write(0x80 | ((cp >> 6) & 0x3F));
                 write(0x80 | (cp & 0x3F));
-            } else if (Character.isSurrogate(c)) {
-                write('?');
             } else {
+                // includes a lone surrogate, written in its 3-byte form (as WTF-8 does): never
+                // valid UTF-8, so it cannot collide with any real character
                 write(0xE0 | (c >> 12));
                 write(0x80 | ((c >> 6) & 0x3F));
                 write(0x80 | (c & 0x3F));

@@ -63,6 +63,9 @@ public interface IdempotencyConfiguration {
     /** @return the caller identity used when no resolver and no principal identifies the caller */
     String getAnonymousScope();
 
+    /** @return the largest {@code Retry-After} sent with 409 {@code idempotency-request-in-progress} */
+    Duration getInFlightRetryAfterMax();
+
     /** @return the {@code Retry-After} sent with 503 {@code idempotency-store-unavailable} */
     Duration getStoreUnavailableRetryAfter();
 }

@@ -35,6 +35,9 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     public static final URI DEFAULT_CONTRACT_URL = URI.create("https://idempotency.dev/contract");
     public static final String DEFAULT_ANONYMOUS_SCOPE = "anonymous";
     public static final Duration DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(2);
+    public static final Duration DEFAULT_IN_FLIGHT_RETRY_AFTER_MAX = Duration.ofSeconds(5);
+    /** 408, 425 and 429 ask the client to retry (CONTRACT C4); storing them would replay the refusal. */
+    public static final Set<Integer> DEFAULT_RELEASE_STATUSES = Set.of(408, 425, 429);
 
     /** Response headers that are never stored, whatever {@link #setStoredHeaders} says. */
     static final Set<String> NEVER_STORED = Set.of("set-cookie", "set-cookie2", "authorization",
@@ -56,11 +59,12 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     private String replayedHeaderName = DEFAULT_REPLAYED_HEADER_NAME;
     private List<String> ignoredJsonPointers = List.of();
     private List<String> fingerprintHeaders = List.of();
-    private Set<Integer> releaseStatuses = Set.of();
+    private Set<Integer> releaseStatuses = DEFAULT_RELEASE_STATUSES;
     private boolean replayHandledExceptions = DEFAULT_REPLAY_HANDLED_EXCEPTIONS;
     private URI contractUrl = DEFAULT_CONTRACT_URL;
     private String anonymousScope = DEFAULT_ANONYMOUS_SCOPE;
     private Duration storeUnavailableRetryAfter = DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER;
+    private Duration inFlightRetryAfterMax = DEFAULT_IN_FLIGHT_RETRY_AFTER_MAX;
 
     @Override
     public boolean isEnabled() {
@@ -292,8 +296,10 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
 
     /**
      * Statuses below 500 that release the key instead of being stored, so a retry runs the
-     * handler again (e.g. 429 from an application rate limiter). 5xx results always release.
-     * Default none: every 2xx, 3xx and 4xx result is stored and replayed.
+     * handler again. 5xx results always release. Default 408, 425 and 429: statuses that tell
+     * the client to retry later (a rate limiter's 429, say), which a stored copy would answer
+     * forever; every other 2xx, 3xx and 4xx result is stored and replayed. Set an empty list to
+     * store those too.
      *
      * @param releaseStatuses status codes 100-499
      */
@@ -376,6 +382,22 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      */
     public void setStoreUnavailableRetryAfter(Duration storeUnavailableRetryAfter) {
         this.storeUnavailableRetryAfter = requirePositive(storeUnavailableRetryAfter, "store-unavailable-retry-after");
+    }
+
+    @Override
+    public Duration getInFlightRetryAfterMax() {
+        return inFlightRetryAfterMax;
+    }
+
+    /**
+     * The largest {@code Retry-After} sent with 409 {@code idempotency-request-in-progress}. The
+     * header is the original's remaining lease, capped by this, so a client retries soon after
+     * a short request finishes instead of waiting out a 30 s lease. Default 5s.
+     *
+     * @param inFlightRetryAfterMax a positive duration
+     */
+    public void setInFlightRetryAfterMax(Duration inFlightRetryAfterMax) {
+        this.inFlightRetryAfterMax = requirePositive(inFlightRetryAfterMax, "in-flight-retry-after-max");
     }
 
     static List<String> requirePointers(List<String> pointers, String setting) {

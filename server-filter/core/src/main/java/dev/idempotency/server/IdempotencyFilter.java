@@ -2,6 +2,7 @@ package dev.idempotency.server;
 
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
@@ -36,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import static io.micronaut.http.annotation.Filter.MATCH_ALL_PATTERN;
@@ -74,12 +76,13 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
     private final LeaseRenewer renewer;
     private final Problems problems;
     private final IdempotencyMetrics metrics;
+    private final IdempotencyScheduler scheduler;
     @Nullable
     private final CallerIdentityResolver callerResolver;
 
     IdempotencyFilter(IdempotencyConfiguration config, IdempotencyStore store, RoutePolicies policies,
                       ResponseCapture capture, LeaseRenewer renewer, Problems problems, IdempotencyMetrics metrics,
-                      @Nullable CallerIdentityResolver callerResolver) {
+                      IdempotencyScheduler scheduler, @Nullable CallerIdentityResolver callerResolver) {
         this.config = config;
         this.store = store;
         this.policies = policies;
@@ -87,6 +90,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         this.renewer = renewer;
         this.problems = problems;
         this.metrics = metrics;
+        this.scheduler = scheduler;
         this.callerResolver = callerResolver;
     }
 
@@ -112,13 +116,13 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
     public HttpResponse<?> filter(HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation) {
         Optional<RoutePolicy> maybePolicy = policies.forRequest(request);
         if (maybePolicy.isEmpty()) {
-            return continuation.proceed();
+            return proceedOriginal(continuation);
         }
         RoutePolicy policy = maybePolicy.get();
         List<String> values = request.getHeaders().getAll(config.getHeaderName());
         if (values.isEmpty()) {
             if (!policy.required()) {
-                return continuation.proceed();
+                return proceedOriginal(continuation);
             }
             return reject(ProblemCode.KEY_MISSING, "This operation requires an " + config.getHeaderName()
                 + " header: generate one unique key (e.g. a UUIDv4) per operation and send it on every retry.");
@@ -154,7 +158,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             AcquireResult result;
             try {
                 result = timed("acquire", () -> store.acquire(storeKey, fingerprint, policy.lease()));
-            } catch (RuntimeException e) {
+            } catch (IdempotencyStoreException e) {
                 return storeFailure(request, continuation, policy, keyHash, e);
             }
             if (result instanceof AcquireResult.Acquired acquired) {
@@ -176,7 +180,8 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
                 log(Outcome.CONFLICT, keyHash, request);
                 return problems.response(ProblemCode.REQUEST_IN_PROGRESS, "The original request with this "
                     + config.getHeaderName() + " is still being processed. Retry after the time in Retry-After"
-                    + " with the same key and payload to get its result.", inProgress.remainingLease());
+                    + " with the same key and payload to get its result.",
+                    min(inProgress.remainingLease(), config.getInFlightRetryAfterMax()));
             }
             sleep(Math.min(WAIT_POLL_MILLIS, Math.max(1, remaining / 1_000_000)));
         }
@@ -192,12 +197,11 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         }
         MutableHttpResponse<?> response;
         try (LeaseRenewer.Renewal ignored = renewer.start(storeKey, token, policy.lease(), keyHash)) {
-            response = continuation.proceed();
+            response = proceedOriginal(continuation);
         } catch (RuntimeException | Error e) {
             release(storeKey, token, keyHash);
             throw e;
         }
-        response.getHeaders().remove(config.getReplayedHeaderName());
         int status = response.code();
         boolean thrown = RouteAttributes.getException(response).isPresent()
             || request.getAttribute(HttpAttributes.EXCEPTION).isPresent();
@@ -216,29 +220,59 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             release(storeKey, token, keyHash);
             throw e;
         }
-        complete(storeKey, token, stored, policy.retention(), keyHash);
+        complete(storeKey, token, stored, policy, keyHash);
         log(Outcome.EXECUTED, keyHash, request);
         return response;
     }
 
-    private void complete(String storeKey, long token, StoredResponse stored, Duration retention, String keyHash) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                boolean done = timed("complete", () -> store.complete(storeKey, token, stored, retention));
-                if (!done) {
-                    metrics.completionFenced();
-                    LOG.warn("idempotency completion fenced key={}: the lease was taken over by a later request,"
-                        + " whose result stands", keyHash);
-                }
-                return;
-            } catch (RuntimeException e) {
-                if (attempt >= 2) {
-                    LOG.error("idempotency completion failed key={}: the result was sent but not stored; the key stays"
-                        + " locked until its lease expires, then a retry runs the handler again", keyHash, e);
-                    return;
-                }
-                sleep(WAIT_POLL_MILLIS);
+    /** Runs the rest of the chain; an original response never carries the replay marker (S13). */
+    private MutableHttpResponse<?> proceedOriginal(FilterContinuation<MutableHttpResponse<?>> continuation) {
+        MutableHttpResponse<?> response = continuation.proceed();
+        response.getHeaders().remove(config.getReplayedHeaderName());
+        return response;
+    }
+
+    /**
+     * Stores the result. When the store fails, the caller still gets its response at once and
+     * the completion is retried in the background with backoff for up to half the lease (the
+     * lease was renewed at most a third of a lease ago, so it still holds): a short store outage
+     * must not leave the key to expire and the handler to run a second time.
+     */
+    private void complete(String storeKey, long token, StoredResponse stored, RoutePolicy policy, String keyHash) {
+        if (tryComplete(storeKey, token, stored, policy.retention(), keyHash)) {
+            return;
+        }
+        long giveUpAt = System.nanoTime() + policy.lease().toNanos() / 2;
+        scheduleCompletionRetry(storeKey, token, stored, policy.retention(), keyHash, 100, giveUpAt);
+    }
+
+    private void scheduleCompletionRetry(String storeKey, long token, StoredResponse stored, Duration retention,
+                                         String keyHash, long delayMillis, long giveUpAt) {
+        if (System.nanoTime() + delayMillis * 1_000_000 > giveUpAt) {
+            LOG.error("idempotency completion failed key={}: the result was sent but could not be stored; the key"
+                + " stays locked until its lease expires, then a retry runs the handler again", keyHash);
+            return;
+        }
+        scheduler.executor().schedule(() -> {
+            if (!tryComplete(storeKey, token, stored, retention, keyHash)) {
+                scheduleCompletionRetry(storeKey, token, stored, retention, keyHash, delayMillis * 2, giveUpAt);
             }
+        }, delayMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** @return {@code true} when the store answered (stored or fenced), {@code false} when it failed */
+    private boolean tryComplete(String storeKey, long token, StoredResponse stored, Duration retention, String keyHash) {
+        try {
+            boolean done = timed("complete", () -> store.complete(storeKey, token, stored, retention));
+            if (!done) {
+                metrics.completionFenced();
+                LOG.warn("idempotency completion fenced key={}: the lease was taken over by a later request,"
+                    + " whose result stands", keyHash);
+            }
+            return true;
+        } catch (RuntimeException e) {
+            LOG.warn("idempotency completion failed key={}, will retry: {}", keyHash, e.toString());
+            return false;
         }
     }
 
@@ -251,12 +285,12 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
     }
 
     private HttpResponse<?> storeFailure(HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation,
-                                         RoutePolicy policy, String keyHash, RuntimeException e) {
+                                         RoutePolicy policy, String keyHash, IdempotencyStoreException e) {
         log(Outcome.STORE_ERROR, keyHash, request);
         if (policy.failOpen()) {
             LOG.error("idempotency store unavailable, FAILING OPEN key={} route={} {}: the handler runs without"
                 + " duplicate protection", keyHash, request.getMethodName(), policy.template(), e);
-            return continuation.proceed();
+            return proceedOriginal(continuation);
         }
         LOG.error("idempotency store unavailable key={}: answering 503", keyHash, e);
         return problems.response(ProblemCode.STORE_UNAVAILABLE, "The server cannot check this request's "
@@ -392,6 +426,10 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             metrics.storeLatency(operation, System.nanoTime() - start, true);
             throw e;
         }
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private static void sleep(long millis) {

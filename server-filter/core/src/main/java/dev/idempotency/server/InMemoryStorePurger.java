@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
  * {@code idempotency.store.memory.purge-interval}, default one minute.
  */
 @Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 @Requires(beans = InMemoryIdempotencyStore.class)
 final class InMemoryStorePurger {
 

@@ -30,6 +30,20 @@ final class JsonCanonicalizer {
     private static final Object NULL = new Object();
     private static final long MAX_EXACT = 1L << 53;
     private static final Comparator<Member> BY_NAME = Comparator.comparing(Member::name);
+    /**
+     * The most values (objects, arrays, members' values, scalars) a body may hold to be
+     * canonicalized; a larger one is fingerprinted as raw bytes. Bounds the tree to a few MB
+     * whatever the body (a 1 MiB {@code [0,0,...]} holds half a million values).
+     */
+    static final int MAX_VALUES = 1 << 17;
+    private static final int SMALL_INTS = 1024;
+    private static final JsonNumber[] SMALL = new JsonNumber[2 * SMALL_INTS + 1];
+
+    static {
+        for (int i = -SMALL_INTS; i <= SMALL_INTS; i++) {
+            SMALL[i + SMALL_INTS] = new JsonNumber(Integer.toString(i));
+        }
+    }
 
     private JsonCanonicalizer() {
     }
@@ -87,7 +101,7 @@ final class JsonCanonicalizer {
             if (t == null) {
                 throw new NotCanonicalizableException("empty JSON text", null);
             }
-            Object root = readValue(p, t);
+            Object root = readValue(p, t, new int[1]);
             if (p.nextToken() != null) {
                 throw new NotCanonicalizableException("content after the JSON value", null);
             }
@@ -97,14 +111,18 @@ final class JsonCanonicalizer {
         }
     }
 
-    private static Object readValue(JsonParser p, JsonToken t) throws IOException, NotCanonicalizableException {
+    private static Object readValue(JsonParser p, JsonToken t, int[] values)
+        throws IOException, NotCanonicalizableException {
+        if (++values[0] > MAX_VALUES) {
+            throw new NotCanonicalizableException("more than " + MAX_VALUES + " values", null);
+        }
         switch (t) {
             case START_OBJECT: {
                 List<Member> members = new ArrayList<>();
                 JsonToken n;
                 while ((n = p.nextToken()) == JsonToken.FIELD_NAME) {
                     String name = p.currentName();
-                    members.add(new Member(name, readValue(p, p.nextToken())));
+                    members.add(new Member(name, readValue(p, p.nextToken(), values)));
                 }
                 if (n != JsonToken.END_OBJECT) {
                     throw new NotCanonicalizableException("unterminated object", null);
@@ -124,7 +142,7 @@ final class JsonCanonicalizer {
                     if (n == null) {
                         throw new NotCanonicalizableException("unterminated array", null);
                     }
-                    list.add(readValue(p, n));
+                    list.add(readValue(p, n, values));
                 }
                 return new JsonArray(list);
             }
@@ -133,6 +151,9 @@ final class JsonCanonicalizer {
             case VALUE_NUMBER_INT:
                 if (p.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
                     long v = p.getLongValue();
+                    if (v >= -SMALL_INTS && v <= SMALL_INTS) {
+                        return SMALL[(int) v + SMALL_INTS];
+                    }
                     if (v >= -MAX_EXACT && v <= MAX_EXACT) {
                         return new JsonNumber(Long.toString(v));
                     }

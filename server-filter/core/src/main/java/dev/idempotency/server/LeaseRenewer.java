@@ -1,15 +1,12 @@
 package dev.idempotency.server;
 
 import dev.idempotency.server.store.IdempotencyStore;
-import io.micronaut.scheduling.TaskExecutors;
-import jakarta.inject.Named;
+import io.micronaut.context.annotation.Requires;
 import jakarta.inject.Singleton;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -20,22 +17,19 @@ import java.util.concurrent.TimeUnit;
  * because the store is down is retried at the next tick.
  */
 @Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 final class LeaseRenewer {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdempotencyFilter.class);
     private static final long MIN_PERIOD_MILLIS = 10;
 
     private final IdempotencyStore store;
-    private final ScheduledExecutorService scheduler;
+    private final IdempotencyScheduler scheduler;
     private final IdempotencyMetrics metrics;
 
-    LeaseRenewer(IdempotencyStore store, @Named(TaskExecutors.SCHEDULED) ExecutorService scheduler,
-                 IdempotencyMetrics metrics) {
+    LeaseRenewer(IdempotencyStore store, IdempotencyScheduler scheduler, IdempotencyMetrics metrics) {
         this.store = store;
-        if (!(scheduler instanceof ScheduledExecutorService scheduled)) {
-            throw new IllegalStateException("the '" + TaskExecutors.SCHEDULED + "' executor must be a ScheduledExecutorService");
-        }
-        this.scheduler = scheduled;
+        this.scheduler = scheduler;
         this.metrics = metrics;
     }
 
@@ -48,7 +42,7 @@ final class LeaseRenewer {
     Renewal start(String storeKey, long token, Duration lease, String keyHash) {
         long period = Math.max(MIN_PERIOD_MILLIS, lease.toMillis() / 3);
         Task task = new Task(storeKey, token, lease, keyHash);
-        task.future = scheduler.scheduleWithFixedDelay(task, period, period, TimeUnit.MILLISECONDS);
+        task.future = scheduler.executor().scheduleWithFixedDelay(task, period, period, TimeUnit.MILLISECONDS);
         return task;
     }
 

@@ -19,6 +19,7 @@ import java.util.Locale;
  * chosen by the filter; request data never appears in them.
  */
 @jakarta.inject.Singleton
+@io.micronaut.context.annotation.Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 final class Problems {
 
     static final String PROBLEM_JSON = "application/problem+json";

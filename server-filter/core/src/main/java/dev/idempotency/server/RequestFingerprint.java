@@ -25,7 +25,8 @@ import java.util.TreeMap;
  *       matter;</li>
  *   <li>{@code application/x-www-form-urlencoded}: the decoded pairs sorted by name, then
  *       value;</li>
- *   <li>anything else, and JSON or form bodies that do not parse: the raw bytes.</li>
+ *   <li>anything else, JSON or form bodies that do not parse, and JSON bodies of more than
+ *       131,072 values (which would take too much memory to sort): the raw bytes.</li>
  * </ul>
  * Instances are single-use builders and not thread-safe.
  */

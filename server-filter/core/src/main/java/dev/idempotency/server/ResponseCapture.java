@@ -12,6 +12,7 @@ import io.micronaut.http.body.MessageBodyWriter;
 import io.micronaut.http.server.types.CustomizableResponseType;
 import io.micronaut.web.router.RouteAttributes;
 import io.micronaut.web.router.RouteInfo;
+import io.micronaut.context.annotation.Requires;
 import jakarta.inject.Singleton;
 import org.reactivestreams.Publisher;
 
@@ -33,6 +34,7 @@ import java.util.Optional;
  * are left untouched and stored as omitted (S15).
  */
 @Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 final class ResponseCapture {
 
     private static final byte[] EMPTY = new byte[0];

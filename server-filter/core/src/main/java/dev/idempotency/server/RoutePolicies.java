@@ -10,6 +10,7 @@ import io.micronaut.web.router.RouteAttributes;
 import io.micronaut.web.router.RouteInfo;
 import io.micronaut.web.router.Router;
 import io.micronaut.web.router.UriRouteInfo;
+import io.micronaut.context.annotation.Requires;
 import jakarta.inject.Singleton;
 
 import java.time.Duration;
@@ -25,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * instead of failing requests.
  */
 @Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 final class RoutePolicies {
 
     private static final RoutePolicy NONE = new RoutePolicy(false, Duration.ZERO, Duration.ZERO, Duration.ZERO,

@@ -43,6 +43,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @MicronautTest
 @Property(name = "spec.name", value = "ConcurrencyAndLeaseTest")
 @Property(name = "idempotency.store.memory.purge-interval", value = "100ms")
+// A long lease: the renewer ticks on real time (every lease/3), so with 10 minutes no renewal can
+// land between the test moving the fake clock past the lease and the takeover request.
+@Property(name = "idempotency.lease", value = "10m")
 class ConcurrencyAndLeaseTest {
 
     @Controller("/race")
@@ -191,7 +194,7 @@ class ConcurrencyAndLeaseTest {
         assertThat(api.entered.computeIfAbsent(1, k -> new CountDownLatch(1)).await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(http.postJson("/race/orders", key, body).statusCode()).isEqualTo(409);
 
-        clock.advance(Duration.ofSeconds(31)); // the default lease is 30 s
+        clock.advance(Duration.ofMinutes(10).plusSeconds(1)); // past the 10 min lease
         java.net.http.HttpResponse<byte[]> takeover = http.postJson("/race/orders", key, body);
         assertThat(takeover.statusCode()).isEqualTo(201);
         assertThat(new String(takeover.body(), StandardCharsets.UTF_8)).contains("\"execution\":2");

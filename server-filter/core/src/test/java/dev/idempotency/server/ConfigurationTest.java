@@ -169,6 +169,16 @@ class ConfigurationTest {
     }
 
     @Test
+    @DisplayName("idempotency.enabled=false switches every bean off, annotation validation included")
+    void disabledSkipsValidation() {
+        try (EmbeddedServer server = start(Map.of("idempotency.enabled", "false",
+            "spec.name", "ConfigurationTest-bad-annotation"))) {
+            assertThat(server.getApplicationContext().findBean(RoutePolicies.class)).isEmpty();
+            assertThat(server.getApplicationContext().findBean(LeaseRenewer.class)).isEmpty();
+        }
+    }
+
+    @Test
     @DisplayName("idempotency.enabled=false removes the filter")
     void disabled() {
         try (EmbeddedServer server = start(Map.of("idempotency.enabled", "false"))) {

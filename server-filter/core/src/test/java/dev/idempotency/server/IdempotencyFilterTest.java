@@ -141,6 +141,18 @@ class IdempotencyFilterTest {
     }
 
     @Test
+    @DisplayName("S13: an original response never carries Idempotent-Replayed, even when the handler sets it")
+    void originalNeverMarkedReplayed() {
+        HttpResponse<byte[]> withoutKey = http.postJson("/t/sneaky", null, "{}");
+        assertThat(withoutKey.statusCode()).isEqualTo(200);
+        assertThat(withoutKey.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        HttpResponse<byte[]> withKey = http.postJson("/t/sneaky", key(), "{}");
+        assertThat(withKey.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        HttpResponse<byte[]> unannotated = http.postJson("/t/unannotated", key(), "{}");
+        assertThat(unannotated.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    }
+
+    @Test
     @DisplayName("S2: without the key a required=false route runs normally each time")
     void optionalKey() {
         int before = api.calls("optional");
@@ -168,7 +180,7 @@ class IdempotencyFilterTest {
     }
 
     @Test
-    @DisplayName("S4: sf-string escapes are decoded: \"a\\\"b\" and \"a\\\\b\" are distinct valid keys")
+    @DisplayName("S4: sf-strings with \\\" and \\\\ escapes are accepted over HTTP (decoding: IdempotencyKeyTest)")
     void escapedKeys() {
         String base = UUID.randomUUID().toString();
         HttpResponse<byte[]> quote = http.postJson("/t/payments", "\"" + base + "\\\"q\"", PAYMENT);
@@ -352,9 +364,15 @@ class IdempotencyFilterTest {
         assertThat(api.entered.await(10, TimeUnit.SECONDS)).isTrue();
         clock.advance(Duration.ofMillis(12_500));
 
+        double conflicts = count("conflict");
         HttpResponse<byte[]> dup = http.postJson("/t/slow", k, "{\"n\":1}");
         assertProblem(dup, 409, "idempotency-request-in-progress");
-        assertThat(dup.headers().firstValue("Retry-After")).hasValue("18");
+        // 17.5 s of lease left, capped by in-flight-retry-after-max (5 s)
+        assertThat(dup.headers().firstValue("Retry-After")).hasValue("5");
+        assertThat(count("conflict")).isEqualTo(conflicts + 1);
+        clock.advance(Duration.ofMillis(15_000));
+        // 2.5 s of lease left: rounded up to whole seconds
+        assertThat(http.postJson("/t/slow", k, "{\"n\":1}").headers().firstValue("Retry-After")).hasValue("3");
         assertProblem(http.postJson("/t/slow", k, "{\"n\":2}"), 422, "idempotency-key-reused");
 
         api.gate.countDown();
@@ -465,7 +483,7 @@ class IdempotencyFilterTest {
     }
 
     @ParameterizedTest(name = "S14: a {0} result releases the key so a retry runs again")
-    @ValueSource(ints = {500, 502, 503})
+    @ValueSource(ints = {500, 502, 503, 408, 425, 429})
     void serverErrorsRelease(int status) {
         String k = key();
         int before = api.calls("status" + status);

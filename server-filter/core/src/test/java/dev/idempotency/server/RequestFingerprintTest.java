@@ -119,4 +119,23 @@ class RequestFingerprintTest {
         byte[] padded = "{\"a\":1}GARBAGE".getBytes();
         assertThat(RequestFingerprint.of("POST", "/p").sha256("application/json", padded, 7)).isEqualTo(json("{\"a\":1}"));
     }
+
+    @Test
+    @DisplayName("S7: a lone surrogate never collides with another character")
+    void loneSurrogate() {
+        assertThat(json("{\"a\":\"\\ud800\"}")).isNotEqualTo(json("{\"a\":\"?\"}"));
+        assertThat(json("{\"a\":\"\\ud800\"}")).isNotEqualTo(json("{\"a\":\"\\ud801\"}"));
+        assertThat(json("{\"a\":\"\\ud83d\\ude00\"}")).isEqualTo(json("{\"a\":\"\ud83d\ude00\"}"));
+    }
+
+    @Test
+    @DisplayName("S8/S7: JSON with more values than the canonicalizer holds is fingerprinted as raw bytes")
+    void tooManyValuesFallsBackToRaw() {
+        int cap = JsonCanonicalizer.MAX_VALUES;
+        String small = "[" + "0,".repeat(999) + "0]";
+        assertThat(json(small)).isEqualTo(json(small.replace(",", " , ")));
+        String large = "[" + "0,".repeat(cap) + "0]";
+        assertThat(json(large)).isNotEqualTo(json(large.replace(",", " , ")));
+        assertThat(json(large)).isEqualTo(json(large));
+    }
 }

@@ -169,17 +169,29 @@ class StoreOutageTest {
     }
 
     @Test
-    @DisplayName("S19: a store lost between acquire and completion: the caller still gets its result, "
-        + "and the key stays locked (409), never re-run while the lease lives")
-    void storeLostMidRequest() {
+    @DisplayName("S19: a store lost between acquire and completion: the caller gets its result at once, retries "
+        + "see 409 meanwhile, and once the store is back the completion lands and retries replay; never re-run")
+    void storeLostMidRequest() throws Exception {
         store.completeDown = true;
         String k = key();
         int before = api.closed.get();
         HttpResponse<byte[]> first = http.postJson("/outage/closed", k, "{}");
         assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(http.postJson("/outage/closed", k, "{}").statusCode()).isEqualTo(409);
+
         store.completeDown = false;
-        HttpResponse<byte[]> retry = http.postJson("/outage/closed", k, "{}");
-        assertThat(retry.statusCode()).isEqualTo(409);
+        HttpResponse<byte[]> retry = null;
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            retry = http.postJson("/outage/closed", k, "{}");
+            if (retry.statusCode() != 409) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertThat(retry.statusCode()).isEqualTo(200);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(retry.body()).isEqualTo(first.body());
         assertThat(api.closed.get()).isEqualTo(before + 1);
     }
 }

@@ -148,6 +148,12 @@ class TestApi {
         return Map.of("execution", count("optional"));
     }
 
+    @Post("/sneaky")
+    @Idempotent(required = false)
+    HttpResponse<Map<String, Object>> sneaky() {
+        return HttpResponse.ok(Map.<String, Object>of("execution", count("sneaky"))).header("Idempotent-Replayed", "true");
+    }
+
     @Post("/unannotated")
     Map<String, Object> unannotated() {
         return Map.of("execution", count("unannotated"));

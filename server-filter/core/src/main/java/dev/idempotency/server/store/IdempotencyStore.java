@@ -3,9 +3,11 @@ package dev.idempotency.server.store;
 import java.time.Duration;
 
 /**
- * Where idempotency records live. The server filter calls a store once per request to
- * {@link #acquire acquire} the record and once more to {@link #complete complete} or
- * {@link #release release} it.
+ * Where idempotency records live. Per covered request the server filter calls
+ * {@link #acquire} once (or every 50 ms while a route with {@code inFlightWait} waits for the
+ * original), {@link #renew} every third of the lease while the handler runs, and then
+ * {@link #complete} or {@link #release} once; a failed completion is retried with backoff for
+ * up to half the lease.
  *
  * <h2>Guarantees every implementation gives</h2>
  * <ul>
@@ -22,6 +24,9 @@ import java.time.Duration;
  *   <li><b>Expired leases.</b> An in-progress record whose lease has expired counts as absent:
  *       the next acquire takes it over (whatever its fingerprint) with a new token and reports
  *       {@link AcquireResult.Acquired#takeover()}.</li>
+ *   <li><b>Late completion.</b> A holder whose lease expired but was not taken over can still
+ *       {@link #complete} or {@link #release} with its token: nobody else ran the request, so its
+ *       result is the one to keep. Only a takeover (a new token) fences it out.</li>
  *   <li><b>Retention.</b> A completed record is replayed until its retention ends; after that
  *       it counts as absent and the store eventually deletes it.</li>
  *   <li><b>Failure.</b> When the backing storage is unreachable or too slow the store throws

@@ -12,6 +12,9 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * The default store: records in a {@link ConcurrentHashMap} of this JVM. Correct for a single
  * application instance only; use the PostgreSQL or Redis store when several instances serve
@@ -25,11 +28,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * per store, so a token is never reused.
  *
  * <h2>Bounds</h2>
- * At most {@code maxEntries} records. When a new record would exceed it, expired records are
- * purged first; if the store is still full, the completed records closest to their retention
- * end are evicted (a tenth of the capacity at a time), and an acquire that still finds the
- * store full of live in-progress records fails with {@link IdempotencyStoreException}
- * (answered as 503), never by dropping a running request's lock.
+ * About {@code maxEntries} records (concurrent acquires may overshoot by the number of threads).
+ * When a new record would exceed it, expired records are purged first; if the store is still
+ * full, the completed records closest to their retention end are evicted (a tenth of the
+ * capacity at a time, logged at WARN, since a retry of an evicted key runs again), and an
+ * acquire that still finds the store full of live in-progress records fails with
+ * {@link IdempotencyStoreException} (answered as 503), never by dropping a running request's
+ * lock. The bound counts records, not bytes: with the default 1 MiB stored-body cap, size
+ * {@code maxEntries} for the heap you can spare.
  *
  * <p>Every operation is atomic per key ({@link ConcurrentHashMap#compute}).
  */
@@ -37,6 +43,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     /** The default maximum number of records. */
     public static final int DEFAULT_MAX_ENTRIES = 100_000;
+
+    private static final Logger LOG = LoggerFactory.getLogger(InMemoryIdempotencyStore.class);
 
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
     private final AtomicLong tokens = new AtomicLong();
@@ -158,9 +166,17 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         }
         completed.sort(Comparator.comparing(e -> e.getValue().deadline));
         int toEvict = Math.max(1, maxEntries / 10);
+        int evicted = 0;
         for (int i = 0; i < completed.size() && i < toEvict; i++) {
             Map.Entry<String, Entry> e = completed.get(i);
-            entries.remove(e.getKey(), e.getValue());
+            if (entries.remove(e.getKey(), e.getValue())) {
+                evicted++;
+            }
+        }
+        if (evicted > 0) {
+            LOG.warn("idempotency in-memory store full ({} records): evicted {} completed records before their"
+                + " retention ended; retries of those keys will run again. Raise"
+                + " idempotency.store.memory.max-entries or use a shared store", maxEntries, evicted);
         }
         if (entries.size() >= maxEntries) {
             throw new IdempotencyStoreException("in-memory idempotency store is full: " + maxEntries

@@ -161,6 +161,30 @@ public abstract class IdempotencyStoreContractTest {
     }
 
     @Test
+    @DisplayName("S10: an expired lease is taken over whatever the new request's fingerprint")
+    void expiredLeaseTakenOverWithOtherFingerprint() {
+        String key = newKey();
+        acquired(key, fingerprint("a"));
+        clock.advance(LEASE.plusSeconds(1));
+        AcquireResult r = store.acquire(key, fingerprint("b"), LEASE);
+        assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(((AcquireResult.Acquired) r).takeover()).isTrue();
+        // the record now belongs to the new fingerprint
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+    }
+
+    @Test
+    @DisplayName("S12: a holder whose lease expired but was not taken over still completes; its result replays")
+    void lateCompletionWithoutTakeover() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        clock.advance(LEASE.plusSeconds(5));
+        StoredResponse late = response(200, "late");
+        assertThat(store.complete(key, token, late, RETENTION)).isTrue();
+        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(late));
+    }
+
+    @Test
     @DisplayName("S12: the old holder's completion is fenced after a takeover; the new holder's result stands")
     void completionFencedAfterTakeover() {
         String key = newKey();

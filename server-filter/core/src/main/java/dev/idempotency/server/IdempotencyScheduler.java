@@ -1,0 +1,52 @@
+package dev.idempotency.server;
+
+import jakarta.annotation.PreDestroy;
+import io.micronaut.context.annotation.Requires;
+import jakarta.inject.Singleton;
+
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The filter's own timer threads, for lease renewals and completion retries. Kept apart from
+ * the application's {@code scheduled} executor so a slow store cannot delay the application's
+ * jobs (or the other way round), and set to drop cancelled tasks at once, so a finished request
+ * leaves nothing queued. Two daemon threads, started on first use, stopped with the context.
+ */
+@Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+final class IdempotencyScheduler {
+
+    private static final int THREADS = 2;
+
+    private volatile ScheduledThreadPoolExecutor executor;
+
+    ScheduledExecutorService executor() {
+        ScheduledThreadPoolExecutor e = executor;
+        if (e == null) {
+            synchronized (this) {
+                e = executor;
+                if (e == null) {
+                    AtomicInteger n = new AtomicInteger();
+                    e = new ScheduledThreadPoolExecutor(THREADS, r -> {
+                        Thread t = new Thread(r, "idempotency-timer-" + n.incrementAndGet());
+                        t.setDaemon(true);
+                        return t;
+                    });
+                    e.setRemoveOnCancelPolicy(true);
+                    executor = e;
+                }
+            }
+        }
+        return e;
+    }
+
+    @PreDestroy
+    void close() {
+        ScheduledThreadPoolExecutor e = executor;
+        if (e != null) {
+            e.shutdownNow();
+        }
+    }
+}
