@@ -1,0 +1,35 @@
+package dev.idempotency.store.redis;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * {@code idempotency.store.redis.*}: settings of the Redis store. See
+ * {@link RedisIdempotencyStoreConfigurationProperties} for each setting's meaning and default.
+ */
+public interface RedisIdempotencyStoreConfiguration {
+
+    /** @return whether the Redis store replaces the in-memory one */
+    boolean isEnabled();
+
+    /** @return the prefix of every Redis key the store writes (never contains '{' or '}') */
+    String getKeyPrefix();
+
+    /** @return the bound on every Redis command, and on establishing the connection */
+    Duration getCommandTimeout();
+
+    /**
+     * @return the name of a micronaut-redis server ({@code redis.servers.<name>}); empty for the
+     *     default connection ({@code redis.uri} or {@code redis.uris})
+     */
+    Optional<String> getServer();
+
+    /**
+     * @return how long an in-progress record is kept after its lease ended, so a holder that was
+     *     late but not taken over can still complete
+     */
+    Duration getLateCompletionWindow();
+
+    /** @return how long a completed record stays in Redis after its retention ended */
+    Duration getExpiryGrace();
+}

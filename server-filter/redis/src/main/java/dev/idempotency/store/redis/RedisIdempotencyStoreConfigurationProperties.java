@@ -1,0 +1,146 @@
+package dev.idempotency.store.redis;
+
+import io.micronaut.context.annotation.ConfigurationProperties;
+import io.micronaut.core.annotation.Nullable;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * {@code idempotency.store.redis.*}: the Redis store's settings. Every setter checks its value
+ * and fails the application's startup with a message naming the setting and the bad value.
+ */
+@ConfigurationProperties(RedisIdempotencyStoreConfigurationProperties.PREFIX)
+public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempotencyStoreConfiguration {
+
+    /** The prefix of every setting. */
+    public static final String PREFIX = "idempotency.store.redis";
+    public static final boolean DEFAULT_ENABLED = true;
+    public static final String DEFAULT_KEY_PREFIX = "idempotency:";
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+    public static final Duration DEFAULT_LATE_COMPLETION_WINDOW = Duration.ofHours(24);
+    public static final Duration DEFAULT_EXPIRY_GRACE = Duration.ofMinutes(1);
+
+    private boolean enabled = DEFAULT_ENABLED;
+    private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+    private String server;
+    private Duration lateCompletionWindow = DEFAULT_LATE_COMPLETION_WINDOW;
+    private Duration expiryGrace = DEFAULT_EXPIRY_GRACE;
+
+    @Override
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /**
+     * Whether the Redis store replaces the in-memory store. Default {@value #DEFAULT_ENABLED}:
+     * putting the module on the classpath is enough.
+     *
+     * @param enabled {@code false} to keep the in-memory store
+     */
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    @Override
+    public String getKeyPrefix() {
+        return keyPrefix;
+    }
+
+    /**
+     * The prefix of every Redis key the store writes, e.g. to share one Redis between
+     * applications. Default {@value #DEFAULT_KEY_PREFIX}. It may not contain '{' or '}': the
+     * store puts the record's key in braces (a Redis Cluster hash tag).
+     *
+     * @param keyPrefix the prefix, possibly empty
+     */
+    public void setKeyPrefix(String keyPrefix) {
+        Objects.requireNonNull(keyPrefix, PREFIX + ".key-prefix");
+        if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException(PREFIX + ".key-prefix may not contain '{' or '}' (the store adds the"
+                + " Redis Cluster hash tag itself), was " + keyPrefix);
+        }
+        this.keyPrefix = keyPrefix;
+    }
+
+    @Override
+    public Duration getCommandTimeout() {
+        return commandTimeout;
+    }
+
+    /**
+     * The bound on every Redis command the store sends (the Lettuce command timeout of the
+     * store's own connection) and on opening that connection. A command that takes longer fails,
+     * and the request is answered 503 {@code idempotency-store-unavailable}. Default 2s.
+     *
+     * @param commandTimeout a positive duration
+     */
+    public void setCommandTimeout(Duration commandTimeout) {
+        this.commandTimeout = requirePositive(commandTimeout, "command-timeout");
+    }
+
+    @Override
+    public Optional<String> getServer() {
+        return Optional.ofNullable(server);
+    }
+
+    /**
+     * The micronaut-redis server to use: the name of a {@code redis.servers.<name>} entry.
+     * Default: none, meaning the default connection, which micronaut-redis makes a Redis
+     * Cluster client when {@code redis.uris} is set and a standalone client from
+     * {@code redis.uri} otherwise.
+     *
+     * @param server a server name, or {@code null} for the default connection
+     */
+    public void setServer(@Nullable String server) {
+        this.server = server == null || server.isBlank() ? null : server.trim();
+    }
+
+    @Override
+    public Duration getLateCompletionWindow() {
+        return lateCompletionWindow;
+    }
+
+    /**
+     * How long an in-progress record is kept in Redis after its lease ended. Its holder may still
+     * complete or release it during that time unless another request took it over (a late
+     * completion, see {@code IdempotencyStore}); after it, Redis deletes the record and such a
+     * completion is refused like a fenced one. Default 24h. Abandoned in-progress records are
+     * small (no response), so a generous window costs little memory.
+     *
+     * @param lateCompletionWindow a positive duration
+     */
+    public void setLateCompletionWindow(Duration lateCompletionWindow) {
+        this.lateCompletionWindow = requirePositive(lateCompletionWindow, "late-completion-window");
+    }
+
+    @Override
+    public Duration getExpiryGrace() {
+        return expiryGrace;
+    }
+
+    /**
+     * How long a completed record stays in Redis after its retention ended (the retention itself
+     * is decided by the application's clock, so this only absorbs clock differences between
+     * instances before Redis deletes the record). Default 1m.
+     *
+     * @param expiryGrace zero or a positive duration
+     */
+    public void setExpiryGrace(Duration expiryGrace) {
+        Objects.requireNonNull(expiryGrace, PREFIX + ".expiry-grace");
+        if (expiryGrace.isNegative()) {
+            throw new IllegalArgumentException(PREFIX + ".expiry-grace may not be negative, was " + expiryGrace);
+        }
+        this.expiryGrace = expiryGrace;
+    }
+
+    private static Duration requirePositive(Duration d, String name) {
+        Objects.requireNonNull(d, PREFIX + "." + name);
+        if (d.isZero() || d.isNegative()) {
+            throw new IllegalArgumentException(PREFIX + "." + name + " must be positive, was " + d);
+        }
+        return d;
+    }
+}

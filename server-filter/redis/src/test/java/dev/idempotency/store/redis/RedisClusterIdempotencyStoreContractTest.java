@@ -1,0 +1,100 @@
+package dev.idempotency.store.redis;
+
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.store.tck.IdempotencyStoreContractTest;
+import dev.idempotency.store.tck.MutableClock;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import io.micronaut.context.ApplicationContext;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import java.util.HashSet;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The whole store contract suite (S17) against a real three-master Redis Cluster started on
+ * loopback by the test ({@link LocalRedisCluster}), through a {@link RedisClusterClient}.
+ */
+class RedisClusterIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
+
+    static LocalRedisCluster cluster;
+    static RedisClusterClient client;
+    RedisIdempotencyStore redisStore;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = new LocalRedisCluster(3);
+        client = RedisClusterClient.create(cluster.uris());
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (client != null) {
+            client.shutdown();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Override
+    protected IdempotencyStore store(MutableClock clock) {
+        redisStore = new RedisIdempotencyStore(client, clock,
+            RedisIdempotencyStoreContractTest.config(RedisIdempotencyStoreConfigurationProperties.DEFAULT_KEY_PREFIX));
+        return redisStore;
+    }
+
+    @AfterEach
+    void closeStore() {
+        redisStore.close();
+    }
+
+    @Test
+    @DisplayName("S17: cluster: a record's keys share one slot, and records spread over all three masters")
+    void hashTagsKeepRecordsInOneSlot() {
+        Set<String> owners = new HashSet<>();
+        try (StatefulRedisClusterConnection<String, String> c = client.connect()) {
+            for (int i = 0; i < 30; i++) {
+                String key = newKey();
+                assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+                String record = redisStore.recordKeyText(key);
+                String token = redisStore.tokenKeyText(key);
+                int slot = SlotHash.getSlot(record);
+                assertThat(SlotHash.getSlot(token)).isEqualTo(slot);
+                RedisClusterNode owner = c.getPartitions().getPartitionBySlot(slot);
+                assertThat(c.getConnection(owner.getNodeId()).sync().exists(record, token)).isEqualTo(2L);
+                owners.add(owner.getNodeId());
+            }
+        }
+        assertThat(owners).hasSize(3);
+    }
+
+    @Test
+    @DisplayName("S17: with redis.uris micronaut-redis makes a cluster client, and the store bean runs on the cluster")
+    void micronautClusterWiring() {
+        List<String> uris = cluster.nodes().stream().map(RedisServerProcess::uri).toList();
+        try (ApplicationContext ctx = ApplicationContext.run(Map.of("spec.name", "RedisClusterWiring", "redis.uris", uris))) {
+            assertThat(ctx.findBean(io.lettuce.core.RedisClient.class)).isEmpty();
+            IdempotencyStore bean = ctx.getBean(IdempotencyStore.class);
+            assertThat(bean).isInstanceOf(RedisIdempotencyStore.class);
+            String key = newKey();
+            long token = ((AcquireResult.Acquired) bean.acquire(key, fingerprint("a"), Duration.ofSeconds(30))).fencingToken();
+            assertThat(bean.complete(key, token, response(201, "{}"), Duration.ofMinutes(1))).isTrue();
+            assertThat(bean.acquire(key, fingerprint("a"), Duration.ofSeconds(30)))
+                .isEqualTo(new AcquireResult.Replay(response(201, "{}")));
+        }
+    }
+}

@@ -1,0 +1,254 @@
+package dev.idempotency.store.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A {@code redis-server} process the tests start themselves, on 127.0.0.1 and a free port, with
+ * its own temporary directory (deleted by {@link #close()}). The binary is {@code redis-server}
+ * from the PATH when there is one, else the one shipped inside the embedded-redis jar
+ * (com.github.codemonstur:embedded-redis), copied to a temporary file and made executable. So
+ * the tests need no Redis installed.
+ */
+final class RedisServerProcess implements AutoCloseable {
+
+    private static volatile Path jarBinary;
+
+    private final Path binary;
+    private final int port;
+    private final Path dir;
+    private final List<String> options;
+    private Process process;
+
+    private RedisServerProcess(Path binary, int port, Path dir, List<String> options) {
+        this.binary = binary;
+        this.port = port;
+        this.dir = dir;
+        this.options = options;
+    }
+
+    /** Starts a server on a free port with the given extra {@code redis-server} options. */
+    static RedisServerProcess start(String... options) {
+        return start(binary(), freePort(false), options);
+    }
+
+    static RedisServerProcess start(Path binary, int port, String... options) {
+        try {
+            Path dir = Files.createTempDirectory("idempotency-redis-" + port + "-");
+            RedisServerProcess p = new RedisServerProcess(binary, port, dir, List.of(options));
+            p.startProcess();
+            return p;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    int port() {
+        return port;
+    }
+
+    String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    boolean isRunning() {
+        return process != null && process.isAlive();
+    }
+
+    /** Kills the process (SIGKILL: no shutdown save); the data directory stays. */
+    void kill() {
+        if (process != null) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            process = null;
+        }
+    }
+
+    /** Starts the server again on the same port, with the same directory and options. */
+    void restart() {
+        kill();
+        startProcess();
+    }
+
+    private void startProcess() {
+        List<String> cmd = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
+            "--bind", "127.0.0.1", "--dir", dir.toString(), "--save", "", "--protected-mode", "no",
+            "--logfile", dir.resolve("redis.log").toString()));
+        cmd.addAll(options);
+        try {
+            process = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("stdout.log").toFile()).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + cmd, e);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("redis-server exited with " + process.exitValue() + ": " + log());
+            }
+            if (ping("127.0.0.1", port, 200)) {
+                return;
+            }
+            sleep(50);
+        }
+        process.destroyForcibly();
+        throw new IllegalStateException("redis-server on port " + port + " did not answer PING: " + log());
+    }
+
+    private String log() {
+        try {
+            StringBuilder sb = new StringBuilder();
+            for (String f : List.of("stdout.log", "redis.log")) {
+                Path p = dir.resolve(f);
+                if (Files.exists(p)) {
+                    sb.append(Files.readString(p, StandardCharsets.ISO_8859_1));
+                }
+            }
+            return sb.toString();
+        } catch (IOException e) {
+            return e.toString();
+        }
+    }
+
+    @Override
+    public void close() {
+        kill();
+        deleteTree(dir);
+    }
+
+    /** @return whether a Redis server answers {@code PING} at host:port within the timeout */
+    static boolean ping(String host, int port, int timeoutMillis) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(host, port), timeoutMillis);
+            s.setSoTimeout(timeoutMillis);
+            OutputStream out = s.getOutputStream();
+            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            byte[] buf = new byte[64];
+            int n = in.read(buf);
+            // +PONG, or -NOAUTH/-LOADING: something Redis-like answers; only +PONG counts
+            return n > 0 && new String(buf, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** A free TCP port on 127.0.0.1; with {@code clusterBus} also port + 10000 is free. */
+    static int freePort(boolean clusterBus) {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                int port = s.getLocalPort();
+                if (!clusterBus) {
+                    return port;
+                }
+                if (port + 10000 <= 65535) {
+                    try (ServerSocket bus = new ServerSocket(port + 10000, 1, java.net.InetAddress.getLoopbackAddress())) {
+                        return port;
+                    } catch (IOException busy) {
+                        // try another
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        throw new IllegalStateException("no free port pair found");
+    }
+
+    /** {@code redis-server} from the PATH, else the one inside the embedded-redis jar. */
+    static Path binary() {
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String d : path.split(java.io.File.pathSeparator)) {
+                Path candidate = Path.of(d, "redis-server");
+                if (Files.isExecutable(candidate)) {
+                    return candidate;
+                }
+            }
+        }
+        return jarBinary();
+    }
+
+    /** The redis-server binary shipped inside the embedded-redis jar, extracted once per JVM. */
+    static synchronized Path jarBinary() {
+        if (jarBinary != null) {
+            return jarBinary;
+        }
+        String os = System.getProperty("os.name").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch").toLowerCase(Locale.ROOT);
+        String resource;
+        if (os.contains("linux")) {
+            resource = arch.contains("aarch64") || arch.contains("arm64") ? "redis-server-6.2.7-linux-arm64"
+                : arch.contains("64") ? "redis-server-6.2.6-v5-linux-amd64" : "redis-server-6.2.7-linux-386";
+        } else if (os.contains("mac")) {
+            resource = arch.contains("aarch64") || arch.contains("arm64") ? "redis-server-6.2.6-v5-darwin-arm64"
+                : "redis-server-6.2.6-v5-darwin-amd64";
+        } else {
+            throw new IllegalStateException("no redis-server on the PATH and no embedded binary for " + os + "/" + arch);
+        }
+        try (InputStream in = redis.embedded.RedisServer.class.getResourceAsStream("/" + resource)) {
+            if (in == null) {
+                throw new IllegalStateException("embedded-redis jar has no " + resource);
+            }
+            Path file = Files.createTempFile("idempotency-" + resource + "-", "");
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwx------"));
+            file.toFile().deleteOnExit();
+            jarBinary = file;
+            return file;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static void deleteTree(Path dir) {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException e) {
+                    // best effort
+                }
+            });
+        } catch (IOException e) {
+            // best effort
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
