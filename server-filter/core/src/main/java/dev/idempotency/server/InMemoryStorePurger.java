@@ -1,5 +1,6 @@
 package dev.idempotency.server;
 
+import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.scheduling.annotation.Scheduled;
@@ -9,26 +10,33 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Removes expired records from the in-memory store on a schedule (CONTRACT S16), so memory is
- * given back without waiting for the store to fill up. Interval:
+ * given back without waiting for the store to fill up; does nothing when another store replaced
+ * the in-memory one. Interval:
  * {@code idempotency.store.memory.purge-interval}, default one minute.
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
-@Requires(beans = InMemoryIdempotencyStore.class)
 final class InMemoryStorePurger {
 
     private static final Logger LOG = LoggerFactory.getLogger(InMemoryStorePurger.class);
 
-    private final InMemoryIdempotencyStore store;
+    private final IdempotencyStore store;
 
-    InMemoryStorePurger(InMemoryIdempotencyStore store) {
+    /**
+     * Takes the active store, not the in-memory one by type: asking for
+     * {@link InMemoryIdempotencyStore} would create it even where another store replaced it.
+     */
+    InMemoryStorePurger(IdempotencyStore store) {
         this.store = store;
     }
 
     @Scheduled(fixedDelay = "${idempotency.store.memory.purge-interval:1m}",
         initialDelay = "${idempotency.store.memory.purge-interval:1m}")
     void purge() {
-        int removed = store.purgeExpired();
+        if (!(store instanceof InMemoryIdempotencyStore memory)) {
+            return;
+        }
+        int removed = memory.purgeExpired();
         if (removed > 0 && LOG.isDebugEnabled()) {
             LOG.debug("idempotency purged {} expired in-memory records", removed);
         }

@@ -1,5 +1,7 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.testsupport.TestRedis;
+
 import io.lettuce.core.RedisClient;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;

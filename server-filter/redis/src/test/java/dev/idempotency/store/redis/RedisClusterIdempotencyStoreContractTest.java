@@ -1,5 +1,8 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.testsupport.LocalRedisCluster;
+import dev.idempotency.testsupport.RedisServerProcess;
+
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;

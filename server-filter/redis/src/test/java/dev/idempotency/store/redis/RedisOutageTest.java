@@ -1,5 +1,7 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.testsupport.RedisServerProcess;
+
 import dev.idempotency.server.store.IdempotencyStore;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;

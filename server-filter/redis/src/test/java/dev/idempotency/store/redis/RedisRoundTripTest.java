@@ -1,5 +1,7 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.testsupport.RedisServerProcess;
+
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.StoredResponse;

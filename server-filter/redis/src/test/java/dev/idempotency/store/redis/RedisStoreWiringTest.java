@@ -1,5 +1,8 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.testsupport.RedisServerProcess;
+import dev.idempotency.testsupport.TestRedis;
+
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;

@@ -1,4 +1,4 @@
-package dev.idempotency.store.redis;
+package dev.idempotency.testsupport;
 
 import java.net.URI;
 
@@ -8,10 +8,10 @@ import java.net.URI;
  * PING, otherwise a {@link RedisServerProcess} started for this JVM and stopped at its exit. Tests
  * isolate themselves by key prefix and delete their keys; they never flush or stop this server.
  */
-final class TestRedis {
+public final class TestRedis {
 
-    static final String ENV = "IDEMPOTENCY_TEST_REDIS_URI";
-    static final String DEFAULT_URI = "redis://127.0.0.1:6379";
+    public static final String ENV = "IDEMPOTENCY_TEST_REDIS_URI";
+    public static final String DEFAULT_URI = "redis://127.0.0.1:6379";
 
     private static String shared;
 
@@ -19,7 +19,7 @@ final class TestRedis {
     }
 
     /** @return the URI of the shared test Redis, starting an embedded one when none answers */
-    static synchronized String uri() {
+    public static synchronized String uri() {
         if (shared == null) {
             String configured = System.getenv(ENV);
             shared = resolve(configured == null || configured.isBlank() ? DEFAULT_URI : configured).uri();
@@ -28,7 +28,7 @@ final class TestRedis {
     }
 
     /** Where the tests' Redis is, and the process started for it, if any. */
-    record Resolved(String uri, RedisServerProcess started) {
+    public record Resolved(String uri, RedisServerProcess started) {
     }
 
     /**
@@ -36,7 +36,7 @@ final class TestRedis {
      * @return it when a server answers there; else a freshly started server (stopped when the
      *     JVM exits)
      */
-    static Resolved resolve(String configured) {
+    public static Resolved resolve(String configured) {
         URI u = URI.create(configured);
         int port = u.getPort() == -1 ? 6379 : u.getPort();
         if (RedisServerProcess.ping(u.getHost(), port, 1000)) {

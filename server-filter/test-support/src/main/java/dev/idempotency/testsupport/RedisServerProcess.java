@@ -1,4 +1,4 @@
-package dev.idempotency.store.redis;
+package dev.idempotency.testsupport;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -26,7 +26,7 @@ import java.util.stream.Stream;
  * (com.github.codemonstur:embedded-redis), copied to a temporary file and made executable. So
  * the tests need no Redis installed.
  */
-final class RedisServerProcess implements AutoCloseable {
+public final class RedisServerProcess implements AutoCloseable {
 
     private static volatile Path jarBinary;
 
@@ -44,11 +44,11 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Starts a server on a free port with the given extra {@code redis-server} options. */
-    static RedisServerProcess start(String... options) {
+    public static RedisServerProcess start(String... options) {
         return start(binary(), freePort(false), options);
     }
 
-    static RedisServerProcess start(Path binary, int port, String... options) {
+    public static RedisServerProcess start(Path binary, int port, String... options) {
         try {
             Path dir = Files.createTempDirectory("idempotency-redis-" + port + "-");
             RedisServerProcess p = new RedisServerProcess(binary, port, dir, List.of(options));
@@ -59,24 +59,24 @@ final class RedisServerProcess implements AutoCloseable {
         }
     }
 
-    int port() {
+    public int port() {
         return port;
     }
 
-    String uri() {
+    public String uri() {
         return "redis://127.0.0.1:" + port;
     }
 
-    Path dir() {
+    public Path dir() {
         return dir;
     }
 
-    boolean isRunning() {
+    public boolean isRunning() {
         return process != null && process.isAlive();
     }
 
     /** Kills the process (SIGKILL: no shutdown save); the data directory stays. */
-    void kill() {
+    public void kill() {
         if (process != null) {
             process.destroyForcibly();
             try {
@@ -89,7 +89,7 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Starts the server again on the same port, with the same directory and options. */
-    void restart() {
+    public void restart() {
         kill();
         startProcess();
     }
@@ -141,7 +141,7 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** @return whether a Redis server answers {@code PING} at host:port within the timeout */
-    static boolean ping(String host, int port, int timeoutMillis) {
+    public static boolean ping(String host, int port, int timeoutMillis) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress(host, port), timeoutMillis);
             s.setSoTimeout(timeoutMillis);
@@ -159,7 +159,7 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** A free TCP port on 127.0.0.1; with {@code clusterBus} also port + 10000 is free. */
-    static int freePort(boolean clusterBus) {
+    public static int freePort(boolean clusterBus) {
         for (int attempt = 0; attempt < 100; attempt++) {
             try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
                 int port = s.getLocalPort();
@@ -181,7 +181,7 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** {@code redis-server} from the PATH, else the one inside the embedded-redis jar. */
-    static Path binary() {
+    public static Path binary() {
         String path = System.getenv("PATH");
         if (path != null) {
             for (String d : path.split(java.io.File.pathSeparator)) {
@@ -195,7 +195,7 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** The redis-server binary shipped inside the embedded-redis jar, extracted once per JVM. */
-    static synchronized Path jarBinary() {
+    public static synchronized Path jarBinary() {
         if (jarBinary != null) {
             return jarBinary;
         }
@@ -226,7 +226,7 @@ final class RedisServerProcess implements AutoCloseable {
         }
     }
 
-    static void deleteTree(Path dir) {
+    public static void deleteTree(Path dir) {
         if (dir == null || !Files.exists(dir)) {
             return;
         }
@@ -243,7 +243,7 @@ final class RedisServerProcess implements AutoCloseable {
         }
     }
 
-    static void sleep(long millis) {
+    public static void sleep(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {

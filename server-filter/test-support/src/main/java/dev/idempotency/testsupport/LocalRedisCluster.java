@@ -1,4 +1,4 @@
-package dev.idempotency.store.redis;
+package dev.idempotency.testsupport;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -19,13 +19,14 @@ import java.util.stream.IntStream;
  * node reports {@code cluster_state:ok} and knows every other node. No redis-cli involved.
  * {@link #close()} stops the processes and deletes their directories (nodes.conf included).
  */
-final class LocalRedisCluster implements AutoCloseable {
+public final class LocalRedisCluster implements AutoCloseable {
 
-    static final int SLOTS = 16384;
+    public static final int SLOTS = 16384;
 
     private final List<RedisServerProcess> nodes = new ArrayList<>();
 
-    LocalRedisCluster(int masters) {
+    /** Starts {@code masters} cluster-enabled servers on free loopback ports and forms the cluster. */
+    public LocalRedisCluster(int masters) {
         try {
             for (int i = 0; i < masters; i++) {
                 int port = RedisServerProcess.freePort(true);
@@ -81,11 +82,11 @@ final class LocalRedisCluster implements AutoCloseable {
     }
 
     /** @return one URI per node, for {@code RedisClusterClient.create(...)} */
-    List<RedisURI> uris() {
+    public List<RedisURI> uris() {
         return nodes.stream().map(n -> RedisURI.create("127.0.0.1", n.port())).toList();
     }
 
-    List<RedisServerProcess> nodes() {
+    public List<RedisServerProcess> nodes() {
         return nodes;
     }
 
