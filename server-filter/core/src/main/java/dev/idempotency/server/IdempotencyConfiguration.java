@@ -57,6 +57,9 @@ public interface IdempotencyConfiguration {
     /** @return whether 2xx-4xx responses that an exception handler made from a thrown exception are stored */
     boolean isReplayHandledExceptions();
 
+    /** @return whether every idempotent route runs in transactional mode (CONTRACT S18) */
+    boolean isTransactional();
+
     /** @return the published contract page; problem {@code type}s are this URL plus {@code #code} */
     URI getContractUrl();
 

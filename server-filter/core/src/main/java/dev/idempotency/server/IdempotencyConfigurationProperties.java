@@ -32,6 +32,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
         List.of("Content-Type", "Location", "ETag", "Last-Modified", "Content-Language");
     public static final String DEFAULT_REPLAYED_HEADER_NAME = "Idempotent-Replayed";
     public static final boolean DEFAULT_REPLAY_HANDLED_EXCEPTIONS = false;
+    public static final boolean DEFAULT_TRANSACTIONAL = false;
     public static final URI DEFAULT_CONTRACT_URL = URI.create("https://idempotency.dev/contract");
     public static final String DEFAULT_ANONYMOUS_SCOPE = "anonymous";
     public static final Duration DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(2);
@@ -61,6 +62,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     private List<String> fingerprintHeaders = List.of();
     private Set<Integer> releaseStatuses = DEFAULT_RELEASE_STATUSES;
     private boolean replayHandledExceptions = DEFAULT_REPLAY_HANDLED_EXCEPTIONS;
+    private boolean transactional = DEFAULT_TRANSACTIONAL;
     private URI contractUrl = DEFAULT_CONTRACT_URL;
     private String anonymousScope = DEFAULT_ANONYMOUS_SCOPE;
     private Duration storeUnavailableRetryAfter = DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER;
@@ -329,6 +331,28 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      */
     public void setReplayHandledExceptions(boolean replayHandledExceptions) {
         this.replayHandledExceptions = replayHandledExceptions;
+    }
+
+    @Override
+    public boolean isTransactional() {
+        return transactional;
+    }
+
+    /**
+     * Transactional mode (CONTRACT S18) for every idempotent route: acquire, the handler and
+     * the completion run in one database transaction of the store, so the record and the
+     * handler's own writes on that database commit or roll back together. A handler that fails
+     * (5xx, exception) rolls back both; a failed commit is answered 503
+     * {@code idempotency-store-unavailable} instead of the handler's response. Needs a store that
+     * implements {@link dev.idempotency.server.store.TransactionalIdempotencyStore} (the
+     * PostgreSQL store); with another store the application fails at startup. Routes can also
+     * opt in one by one with {@code @Idempotent(transactional = true)}. Default
+     * {@value #DEFAULT_TRANSACTIONAL}.
+     *
+     * @param transactional whether every idempotent route runs in transactional mode
+     */
+    public void setTransactional(boolean transactional) {
+        this.transactional = transactional;
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.order.Ordered;
@@ -43,7 +44,7 @@ import java.util.function.Supplier;
 import static io.micronaut.http.annotation.Filter.MATCH_ALL_PATTERN;
 
 /**
- * Enforces the Idempotency-Key contract (CONTRACT S1-S16, S19, S20, S22) on routes marked
+ * Enforces the Idempotency-Key contract (CONTRACT S1-S16, S18-S20, S22) on routes marked
  * {@link Idempotent}, for the configured methods (POST and PATCH by default).
  *
  * <p>For each covered request it parses the key, reads the body (up to the configured cap) to
@@ -52,6 +53,13 @@ import static io.micronaut.http.annotation.Filter.MATCH_ALL_PATTERN;
  * (renewing the lease while it runs, then storing or releasing the result), replays the stored
  * response byte for byte with {@code Idempotent-Replayed: true}, or rejects the request with a
  * problem response. Other requests pass through untouched.
+ *
+ * <p>In transactional mode (CONTRACT S18, {@code idempotency.transactional} or
+ * {@code @Idempotent(transactional = true)}, with a
+ * {@link dev.idempotency.server.store.TransactionalIdempotencyStore}) acquire, the handler and
+ * the completion run in one transaction of the store, so the record commits or rolls back with
+ * the handler's own writes on that database; a failed handler rolls both back, a failed commit
+ * is answered 503 {@code idempotency-store-unavailable}, and no lease is renewed.
  *
  * <p>Runs after {@link ServerFilterPhase#SECURITY}, so the authenticated principal is known,
  * and on the blocking executor, because it waits for the store and for the handler.
@@ -153,6 +161,9 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
 
     private HttpResponse<?> handle(HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation,
                                    RoutePolicy policy, String storeKey, String keyHash, byte[] fingerprint) {
+        if (policy.transactional()) {
+            return handleTransactional(request, continuation, policy, storeKey, keyHash, fingerprint);
+        }
         long waitUntil = System.nanoTime() + policy.inFlightWait().toNanos();
         while (true) {
             AcquireResult result;
@@ -164,27 +175,130 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             if (result instanceof AcquireResult.Acquired acquired) {
                 return execute(request, continuation, policy, storeKey, keyHash, acquired);
             }
-            if (result instanceof AcquireResult.Replay replay) {
-                log(Outcome.REPLAYED, keyHash, request);
-                return replay(replay.response());
+            HttpResponse<?> answer = answer(request, result, keyHash, waitUntil);
+            if (answer != null) {
+                return answer;
             }
-            if (result instanceof AcquireResult.Mismatch) {
-                log(Outcome.MISMATCH, keyHash, request);
-                return problems.response(ProblemCode.KEY_REUSED, "This " + config.getHeaderName()
-                    + " was already used with a different request. Use a new key for a new operation;"
-                    + " retry an operation only with its original payload.");
-            }
-            AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
-            long remaining = waitUntil - System.nanoTime();
-            if (remaining <= 0) {
-                log(Outcome.CONFLICT, keyHash, request);
-                return problems.response(ProblemCode.REQUEST_IN_PROGRESS, "The original request with this "
-                    + config.getHeaderName() + " is still being processed. Retry after the time in Retry-After"
-                    + " with the same key and payload to get its result.",
-                    min(inProgress.remainingLease(), config.getInFlightRetryAfterMax()));
-            }
-            sleep(Math.min(WAIT_POLL_MILLIS, Math.max(1, remaining / 1_000_000)));
         }
+    }
+
+    /**
+     * The answer to an acquire that did not acquire: the replay, 422, or 409; {@code null}
+     * (after a short sleep) while a route with {@code inFlightWait} should ask again.
+     */
+    @Nullable
+    private HttpResponse<?> answer(HttpRequest<?> request, AcquireResult result, String keyHash, long waitUntil) {
+        if (result instanceof AcquireResult.Replay replay) {
+            log(Outcome.REPLAYED, keyHash, request);
+            return replay(replay.response());
+        }
+        if (result instanceof AcquireResult.Mismatch) {
+            log(Outcome.MISMATCH, keyHash, request);
+            return problems.response(ProblemCode.KEY_REUSED, "This " + config.getHeaderName()
+                + " was already used with a different request. Use a new key for a new operation;"
+                + " retry an operation only with its original payload.");
+        }
+        AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
+        long remaining = waitUntil - System.nanoTime();
+        if (remaining <= 0) {
+            log(Outcome.CONFLICT, keyHash, request);
+            return problems.response(ProblemCode.REQUEST_IN_PROGRESS, "The original request with this "
+                + config.getHeaderName() + " is still being processed. Retry after the time in Retry-After"
+                + " with the same key and payload to get its result.",
+                min(inProgress.remainingLease(), config.getInFlightRetryAfterMax()));
+        }
+        sleep(Math.min(WAIT_POLL_MILLIS, Math.max(1, remaining / 1_000_000)));
+        return null;
+    }
+
+    /**
+     * Transactional mode (CONTRACT S18): each attempt is one store transaction holding acquire,
+     * the handler and the completion, so the record and the handler's writes commit or roll back
+     * together. The handler runs inside the transaction because the continuation is re-bound
+     * with {@link FilterContinuation#request} there: that captures the current
+     * {@code PropagatedContext}, which holds the transaction's connection, and the route (with
+     * its repositories and {@code @Transactional} methods) runs in it. No lease renewal: the
+     * uncommitted record is invisible to other connections. A failed handler is rolled back
+     * (the transactional release); a failed commit is answered 503, since nothing was kept.
+     */
+    private HttpResponse<?> handleTransactional(HttpRequest<?> request,
+                                                FilterContinuation<MutableHttpResponse<?>> continuation,
+                                                RoutePolicy policy, String storeKey, String keyHash,
+                                                byte[] fingerprint) {
+        TransactionalIdempotencyStore txStore = (TransactionalIdempotencyStore) store; // checked at startup
+        long waitUntil = System.nanoTime() + policy.inFlightWait().toNanos();
+        while (true) {
+            TransactionalAttempt attempt = new TransactionalAttempt();
+            try {
+                txStore.inTransaction(tx -> {
+                    attemptInTransaction(tx, attempt, request, continuation, policy, storeKey, keyHash, fingerprint);
+                    return null;
+                });
+            } catch (IdempotencyStoreException e) {
+                if (!attempt.handlerRan) {
+                    return storeFailure(request, continuation, policy, keyHash, e);
+                }
+                log(Outcome.STORE_ERROR, keyHash, request);
+                LOG.error("idempotency transaction failed after the handler ran key={}: its writes and the record"
+                    + " were rolled back; answering 503", keyHash, e);
+                return storeUnavailable();
+            }
+            if (attempt.response != null) {
+                if (attempt.takeover) {
+                    metrics.leaseTakenOver();
+                }
+                log(Outcome.EXECUTED, keyHash, request);
+                return attempt.response;
+            }
+            HttpResponse<?> answer = answer(request, attempt.result, keyHash, waitUntil);
+            if (answer != null) {
+                return answer;
+            }
+        }
+    }
+
+    private void attemptInTransaction(TransactionalIdempotencyStore.Transaction tx, TransactionalAttempt attempt,
+                                      HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation,
+                                      RoutePolicy policy, String storeKey, String keyHash, byte[] fingerprint) {
+        AcquireResult result = timed("acquire", () -> tx.acquire(storeKey, fingerprint, policy.lease()));
+        if (!(result instanceof AcquireResult.Acquired acquired)) {
+            tx.setRollbackOnly(); // nothing of ours to keep
+            attempt.result = result;
+            return;
+        }
+        attempt.takeover = acquired.takeover();
+        attempt.handlerRan = true;
+        MutableHttpResponse<?> response = proceedOriginal(continuation.request(request));
+        attempt.response = response;
+        if (failed(request, response)) {
+            tx.setRollbackOnly();
+            return;
+        }
+        if (tx.isRollbackOnly()) {
+            // e.g. a @Transactional method of the handler threw and its exception was handled into this
+            // response: its writes cannot commit, so neither can the record
+            LOG.warn("idempotency transaction of key={} was marked rollback-only by the handler; its {} response"
+                + " is sent but not stored", keyHash, response.code());
+            return;
+        }
+        StoredResponse stored = capture.capture(request, response);
+        boolean done = timed("complete", () -> tx.complete(storeKey, acquired.fencingToken(), stored,
+            policy.retention()));
+        if (!done) {
+            // cannot happen while this transaction holds the record; never commit without it
+            tx.setRollbackOnly();
+            throw new IdempotencyStoreException("the idempotency record vanished inside its own transaction");
+        }
+    }
+
+    /** What one transactional attempt did; read after its transaction ended. */
+    private static final class TransactionalAttempt {
+        boolean handlerRan;
+        boolean takeover;
+        @Nullable
+        MutableHttpResponse<?> response;
+        @Nullable
+        AcquireResult result;
     }
 
     private HttpResponse<?> execute(HttpRequest<?> request, FilterContinuation<MutableHttpResponse<?>> continuation,
@@ -202,12 +316,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             release(storeKey, token, keyHash);
             throw e;
         }
-        int status = response.code();
-        boolean thrown = RouteAttributes.getException(response).isPresent()
-            || request.getAttribute(HttpAttributes.EXCEPTION).isPresent();
-        boolean failed = status >= 500 || config.getReleaseStatuses().contains(status)
-            || (thrown && !config.isReplayHandledExceptions());
-        if (failed) {
+        if (failed(request, response)) {
             release(storeKey, token, keyHash);
             log(Outcome.EXECUTED, keyHash, request);
             return response;
@@ -225,8 +334,17 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         return response;
     }
 
+    /** Whether the result releases the key instead of being stored (S14). */
+    private boolean failed(HttpRequest<?> request, MutableHttpResponse<?> response) {
+        int status = response.code();
+        boolean thrown = RouteAttributes.getException(response).isPresent()
+            || request.getAttribute(HttpAttributes.EXCEPTION).isPresent();
+        return status >= 500 || config.getReleaseStatuses().contains(status)
+            || (thrown && !config.isReplayHandledExceptions());
+    }
+
     /** Runs the rest of the chain; an original response never carries the replay marker (S13). */
-    private MutableHttpResponse<?> proceedOriginal(FilterContinuation<MutableHttpResponse<?>> continuation) {
+    private MutableHttpResponse<?> proceedOriginal(FilterContinuation<? extends MutableHttpResponse<?>> continuation) {
         MutableHttpResponse<?> response = continuation.proceed();
         response.getHeaders().remove(config.getReplayedHeaderName());
         return response;
@@ -293,6 +411,10 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             return proceedOriginal(continuation);
         }
         LOG.error("idempotency store unavailable key={}: answering 503", keyHash, e);
+        return storeUnavailable();
+    }
+
+    private MutableHttpResponse<byte[]> storeUnavailable() {
         return problems.response(ProblemCode.STORE_UNAVAILABLE, "The server cannot check this request's "
             + config.getHeaderName() + " right now, so it did not run it. Retry after the time in Retry-After"
             + " with the same key.", config.getStoreUnavailableRetryAfter());

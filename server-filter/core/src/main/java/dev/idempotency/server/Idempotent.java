@@ -47,6 +47,15 @@ public @interface Idempotent {
      */
     boolean failOpen() default false;
 
+    /**
+     * @return whether this route runs in transactional mode (CONTRACT S18): the idempotency
+     *     record and the handler's own database writes commit or roll back in one transaction of
+     *     the store. Needs a transactional store (PostgreSQL); otherwise the application fails at
+     *     startup. {@code idempotency.transactional=true} turns it on for every route; this member
+     *     can only add routes to it. Default {@code false}
+     */
+    boolean transactional() default false;
+
     /** @return JSON Pointers (RFC 6901) of body members left out of the fingerprint, added to the configured ones */
     String[] ignoreJsonPointers() default {};
 

@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.context.event.StartupEvent;
 import io.micronaut.core.annotation.AnnotationMetadata;
 import io.micronaut.core.annotation.AnnotationValue;
@@ -30,22 +32,36 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RoutePolicies {
 
     private static final RoutePolicy NONE = new RoutePolicy(false, Duration.ZERO, Duration.ZERO, Duration.ZERO,
-        false, List.of(), List.of(), "");
+        false, List.of(), List.of(), "", false);
 
     private final IdempotencyConfiguration config;
     private final ConversionService conversionService;
     private final Router router;
+    private final IdempotencyStore store;
     private final ConcurrentHashMap<RouteInfo<?>, RoutePolicy> cache = new ConcurrentHashMap<>();
 
-    RoutePolicies(IdempotencyConfiguration config, ConversionService conversionService, Router router) {
+    RoutePolicies(IdempotencyConfiguration config, ConversionService conversionService, Router router,
+                  IdempotencyStore store) {
         this.config = config;
         this.conversionService = conversionService;
         this.router = router;
+        this.store = store;
     }
 
     @EventListener
     void validateOnStartup(StartupEvent event) {
+        if (config.isTransactional()) {
+            requireTransactionalStore(IdempotencyConfigurationProperties.PREFIX + ".transactional=true");
+        }
         router.uriRoutes().forEach(this::policyOf);
+    }
+
+    private void requireTransactionalStore(String where) {
+        if (!(store instanceof TransactionalIdempotencyStore)) {
+            throw new IllegalStateException(where + " needs a transactional idempotency store (one that implements "
+                + TransactionalIdempotencyStore.class.getName() + ", e.g. the PostgreSQL store with "
+                + "idempotency.store.postgres.enabled=true), but the active store is " + store.getClass().getName());
+        }
     }
 
     /** @return the route's policy, or empty when the request is not under the contract */
@@ -70,11 +86,15 @@ final class RoutePolicies {
                 return NONE;
             }
             return new RoutePolicy(false, config.getLease(), config.getRetention(), Duration.ZERO, false,
-                config.getIgnoredJsonPointers(), config.getFingerprintHeaders(), template);
+                config.getIgnoredJsonPointers(), config.getFingerprintHeaders(), template, config.isTransactional());
         }
         List<String> pointers = new ArrayList<>(config.getIgnoredJsonPointers());
         pointers.addAll(IdempotencyConfigurationProperties.requirePointers(
             Arrays.asList(ann.stringValues("ignoreJsonPointers")), "@Idempotent(ignoreJsonPointers) on " + where));
+        boolean transactional = config.isTransactional() || ann.booleanValue("transactional").orElse(false);
+        if (transactional) {
+            requireTransactionalStore("@Idempotent(transactional = true) on " + where);
+        }
         List<String> headers = new ArrayList<>(config.getFingerprintHeaders());
         headers.addAll(Arrays.asList(ann.stringValues("fingerprintHeaders")));
         return new RoutePolicy(
@@ -83,7 +103,7 @@ final class RoutePolicies {
             duration(ann, "retention", config.getRetention(), where, false),
             duration(ann, "inFlightWait", Duration.ZERO, where, true),
             ann.booleanValue("failOpen").orElse(false),
-            List.copyOf(pointers), List.copyOf(headers), template);
+            List.copyOf(pointers), List.copyOf(headers), template, transactional);
     }
 
     private Duration duration(AnnotationValue<Idempotent> ann, String member, Duration fallback, String where,

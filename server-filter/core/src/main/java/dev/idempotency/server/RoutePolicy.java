@@ -14,8 +14,9 @@ import java.util.List;
  * @param ignoredJsonPointers members left out of the fingerprint
  * @param fingerprintHeaders  request headers included in the fingerprint
  * @param template            the route's URI template, part of the scope
+ * @param transactional       whether acquire, handler and completion share one store transaction (S18)
  */
 record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
                    boolean failOpen, List<String> ignoredJsonPointers, List<String> fingerprintHeaders,
-                   String template) {
+                   String template, boolean transactional) {
 }

@@ -1,0 +1,82 @@
+package dev.idempotency.server.store;
+
+import java.time.Duration;
+import java.util.function.Function;
+
+/**
+ * An {@link IdempotencyStore} that can keep the idempotency record in the same database
+ * transaction as the handler's own writes (CONTRACT S18). With transactional mode on
+ * ({@code idempotency.transactional=true} or {@code @Idempotent(transactional = true)}) the
+ * filter runs acquire, the handler and the completion inside one {@link #inTransaction} call.
+ *
+ * <h2>Guarantee</h2>
+ * Everything done inside {@code work} through the {@link Transaction} handle, and every write
+ * the handler makes on the same database through the application's transaction manager
+ * (Micronaut Data repositories, {@code @Transactional} methods with the default propagation
+ * {@code REQUIRED}, JDBC through the application's {@code DataSource} bean), commits or rolls
+ * back as one unit:
+ * <ul>
+ *   <li>{@code work} returns and nobody asked for a rollback: one commit. When the commit fails
+ *       {@code inTransaction} throws {@link IdempotencyStoreException}: neither the record nor
+ *       the handler's writes exist, so the request may simply be retried.</li>
+ *   <li>{@code work} throws, or called {@link Transaction#setRollbackOnly()}, or joined code
+ *       marked the transaction rollback-only: rollback. The in-progress record vanishes with the
+ *       handler's writes; this is the transactional form of {@link #release}.</li>
+ * </ul>
+ * The record is invisible to other transactions until the commit, so a lease cannot be renewed
+ * from another connection and is not needed: a crashed instance's transaction is rolled back by
+ * the database. A concurrent {@link Transaction#acquire} of the same key waits for the
+ * uncommitted record, for at most a store-defined bound, and then reports
+ * {@link AcquireResult.InProgress}.
+ */
+public interface TransactionalIdempotencyStore extends IdempotencyStore {
+
+    /**
+     * Runs {@code work} in a new database transaction (suspending none: the filter calls it
+     * before any application transaction exists) and commits or rolls back as described above.
+     *
+     * @param work what to do inside the transaction; its exceptions are rethrown unchanged
+     *             after the rollback
+     * @param <T>  the result type
+     * @return what {@code work} returned, once committed (or rolled back on request)
+     * @throws IdempotencyStoreException when the transaction cannot be started or committed
+     */
+    <T> T inTransaction(Function<Transaction, T> work);
+
+    /** The running transaction; valid only inside {@link #inTransaction} and on its thread. */
+    interface Transaction {
+
+        /**
+         * {@link IdempotencyStore#acquire} inside this transaction. A record that another
+         * uncommitted transaction holds is waited for up to the store's lock timeout; when that
+         * runs out the answer is {@link AcquireResult.InProgress} with the full {@code lease}
+         * as the remaining time and this transaction is marked rollback-only.
+         *
+         * @param storeKey    the fixed-length key of the record
+         * @param fingerprint the request fingerprint
+         * @param lease       the lease written into the record (it matters only if the record
+         *                    is committed in progress, which the filter never does)
+         * @return what was found
+         * @throws IdempotencyStoreException when the store cannot answer
+         */
+        AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease);
+
+        /**
+         * {@link IdempotencyStore#complete} inside this transaction; takes effect at commit.
+         *
+         * @param storeKey     the record's key
+         * @param fencingToken the token from {@link #acquire}
+         * @param response     the response to store
+         * @param retention    how long to keep it
+         * @return {@code true} when stored
+         * @throws IdempotencyStoreException when the store cannot answer
+         */
+        boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention);
+
+        /** Makes the transaction roll back instead of committing when {@code work} returns. */
+        void setRollbackOnly();
+
+        /** @return whether the transaction will roll back (asked here, or by joined application code) */
+        boolean isRollbackOnly();
+    }
+}
