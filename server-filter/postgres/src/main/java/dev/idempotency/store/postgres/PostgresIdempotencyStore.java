@@ -1,0 +1,540 @@
+package dev.idempotency.store.postgres;
+
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStoreException;
+import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.server.store.TransactionalIdempotencyStore;
+import io.micronaut.context.BeanLocator;
+import io.micronaut.context.annotation.Replaces;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.context.event.StartupEvent;
+import io.micronaut.core.type.Argument;
+import io.micronaut.data.connection.jdbc.advice.DelegatingDataSource;
+import io.micronaut.inject.qualifiers.Qualifiers;
+import io.micronaut.runtime.event.annotation.EventListener;
+import io.micronaut.transaction.TransactionDefinition;
+import io.micronaut.transaction.TransactionOperations;
+import io.micronaut.transaction.TransactionStatus;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import org.flywaydb.core.api.FlywayException;
+import org.postgresql.jdbc.PgStatement;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.security.MessageDigest;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The PostgreSQL idempotency store (CONTRACT S10-S17, S18, S19): records in one table shared by
+ * every application instance, reached through a Micronaut datasource (HikariCP) and, in
+ * transactional mode, through that datasource's Micronaut Data transaction manager. Enable it with
+ * {@code idempotency.store.postgres.enabled=true}; it then replaces the in-memory store.
+ *
+ * <h2>Storage layout</h2>
+ * Table {@code idempotency_records} (name and schema configurable), created by the Flyway migration
+ * {@code classpath:db/idempotency/V1__idempotency_records.sql} that ships in this jar; one row per
+ * store key:
+ * <table>
+ *   <caption>columns</caption>
+ *   <tr><th>column</th><th>type</th><th>meaning</th></tr>
+ *   <tr><td>{@code store_key}</td><td>varchar(128), primary key</td><td>the filter's fixed-length key:
+ *       64 hex digits of SHA-256 over (caller, method, route template, Idempotency-Key). The raw
+ *       client key is never stored.</td></tr>
+ *   <tr><td>{@code fingerprint}</td><td>bytea</td><td>the 32-byte SHA-256 request fingerprint (S7);
+ *       another fingerprint under the same live key is a mismatch (S9)</td></tr>
+ *   <tr><td>{@code fencing_token}</td><td>bigint</td><td>the current holder's token, drawn from the
+ *       sequence {@code <table>_fencing_seq} (CACHE 1, so later draws are larger on every
+ *       connection). A takeover draws a new one; a release deletes the row, and the next acquire
+ *       draws a new one too, so a token is never reused for a key. {@code complete},
+ *       {@code release} and {@code renew} act only where it still matches (S12).</td></tr>
+ *   <tr><td>{@code holder}</td><td>integer</td><td>how many requests have held this record since it
+ *       was created: 1 for the first, +1 per takeover of an expired lease (diagnostics, and how
+ *       acquire reports {@code takeover})</td></tr>
+ *   <tr><td>{@code completed}</td><td>boolean</td><td>{@code false}: in progress; {@code true}: a stored
+ *       response</td></tr>
+ *   <tr><td>{@code acquired_at}</td><td>timestamptz</td><td>when the current holder acquired it</td></tr>
+ *   <tr><td>{@code expires_at}</td><td>timestamptz</td><td>in progress: the end of the lease (renewed
+ *       while the handler runs); completed: the end of the retention. At or after it the record
+ *       counts as absent: the next acquire takes it over and the purge may delete it.</td></tr>
+ *   <tr><td>{@code response_status}, {@code response_headers}, {@code response_body},
+ *       {@code body_omitted}</td><td>smallint, text[], bytea, boolean</td><td>the stored response
+ *       (null while in progress; a CHECK constraint requires them once completed). Headers are
+ *       flattened in order as {@code name, count, value...} per header, so order and repeated
+ *       values survive; the body is the exact bytes sent.</td></tr>
+ * </table>
+ * Indexes: the primary key on {@code store_key}, the only lookup path of acquire, complete,
+ * release and renew (the token is checked on the row, so it needs no index); and
+ * {@code <table>_expires_at_idx} on {@code expires_at} for the purge's range scan. The table has
+ * {@code fillfactor = 90} so the in-place updates of acquire and renew stay HOT (no index change).
+ * The migration's Flyway history is kept in {@code <table>_schema_history}, apart from the
+ * application's own migrations, and is applied by the store itself (at startup and before the
+ * first call; Flyway serialises concurrent instances with an advisory lock) unless
+ * {@code idempotency.store.postgres.migrate=false}.
+ *
+ * <h2>Statements</h2>
+ * Each operation is one prepared statement, one round trip, autocommitted (outside transactional
+ * mode) on a connection of the datasource's own pool, never joining an application transaction:
+ * <ul>
+ *   <li><b>acquire</b>: {@code INSERT ... ON CONFLICT (store_key) DO UPDATE ... RETURNING}. The
+ *       update always runs (row-locking the latest committed version, so a row that a concurrent
+ *       acquire committed a moment ago is seen, not missed by the statement's snapshot); its
+ *       {@code CASE}s rewrite the row only when it has expired (takeover, or a fresh start after
+ *       the retention) and otherwise leave every column as it was. {@code RETURNING
+ *       fencing_token = currval(sequence)} tells whether this statement drew the row's token, i.e.
+ *       acquired it; otherwise the returned row is what was there: replay, mismatch or in
+ *       progress (remaining lease = {@code expires_at} - now).</li>
+ *   <li><b>complete</b>, <b>renew</b>: {@code UPDATE ... WHERE store_key = ? AND fencing_token = ?
+ *       AND NOT completed}; <b>release</b>: the same as {@code DELETE}. No lease check: a holder
+ *       whose lease expired but was not taken over may still complete (late completion).</li>
+ *   <li><b>purge</b> (scheduled, {@link PostgresStorePurger}): {@code DELETE ... WHERE ctid =
+ *       ANY(ARRAY(SELECT ctid ... LIMIT n FOR UPDATE SKIP LOCKED))}, batch by batch, up to a bound
+ *       per run; completed records go when their retention ends, in-progress ones a grace period
+ *       after their lease ended.</li>
+ * </ul>
+ * "Now" is always the injected {@link Clock}, passed as a parameter (never the database clock),
+ * so leases and retention follow one time source and tests move it. Timestamps are truncated to
+ * microseconds, PostgreSQL's precision.
+ *
+ * <h2>Failures and timeouts</h2>
+ * Every statement has the query timeout {@code statement-timeout}; outside transactional mode the
+ * connection's network timeout is that plus a second, for a server that stopped answering; the
+ * wait for a pooled connection is the datasource's HikariCP {@code connection-timeout}. Any
+ * {@link SQLException} (refused, reset, terminated backend, timeout) becomes an
+ * {@link IdempotencyStoreException}, which the filter answers with 503. A wait for a record that
+ * another transaction holds uncommitted is bounded by {@code lock-timeout} and answered as in
+ * progress. Nothing touches the database in the constructor.
+ *
+ * <h2>Transactional mode</h2>
+ * {@link #inTransaction} opens a transaction with the datasource's Micronaut Data transaction
+ * manager ({@code REQUIRES_NEW}); Micronaut keeps it in the {@code PropagatedContext}, the filter
+ * runs the handler inside it, and the handler's repositories and {@code @Transactional} methods on
+ * the same datasource join it. The record's acquire and completion use the transaction's
+ * connection, so they commit or roll back with the handler's writes.
+ */
+@Singleton
+@Replaces(InMemoryIdempotencyStore.class)
+@Requires(property = PostgresStoreConfigurationProperties.PREFIX + ".enabled", value = "true")
+public final class PostgresIdempotencyStore implements TransactionalIdempotencyStore {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresIdempotencyStore.class);
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+    private static final Executor SAME_THREAD = Runnable::run;
+
+    private final PostgresStoreConfiguration config;
+    private final Clock clock;
+    private final Supplier<DataSource> dataSource;
+    private final Supplier<TransactionOperations<Connection>> transactions;
+    private final PostgresSql sql;
+    private final PostgresSchemaMigrator migrator;
+    private final long statementTimeoutMillis;
+    private final String lockTimeoutMillis;
+
+    @Inject
+    PostgresIdempotencyStore(PostgresStoreConfiguration config, Clock clock, BeanLocator beans) {
+        this(config, clock,
+            () -> DelegatingDataSource.unwrapDataSource(
+                beans.getBean(DataSource.class, Qualifiers.byName(config.getDatasource()))),
+            () -> beans.getBean(Argument.of(TransactionOperations.class, Connection.class),
+                Qualifiers.byName(config.getDatasource())));
+    }
+
+    /**
+     * @param config       the settings
+     * @param clock        the time source for leases and retention
+     * @param dataSource   the connection pool (not transaction-aware), looked up on first use
+     * @param transactions the datasource's transaction manager, looked up on first use
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    PostgresIdempotencyStore(PostgresStoreConfiguration config, Clock clock, Supplier<DataSource> dataSource,
+                             Supplier<? extends TransactionOperations> transactions) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        if (config.getLockTimeout().compareTo(config.getStatementTimeout()) >= 0) {
+            throw new IllegalArgumentException(PostgresStoreConfigurationProperties.PREFIX + ".lock-timeout ("
+                + config.getLockTimeout() + ") must be shorter than " + PostgresStoreConfigurationProperties.PREFIX
+                + ".statement-timeout (" + config.getStatementTimeout() + ")");
+        }
+        this.dataSource = memoize(dataSource);
+        this.transactions = (Supplier<TransactionOperations<Connection>>) (Supplier) memoize(transactions);
+        String table = config.getSchema() == null ? config.getTableName()
+            : config.getSchema() + "." + config.getTableName();
+        this.sql = new PostgresSql(table);
+        this.migrator = new PostgresSchemaMigrator(config, this.dataSource);
+        this.statementTimeoutMillis = Math.max(1, config.getStatementTimeout().toMillis());
+        this.lockTimeoutMillis = Long.toString(Math.max(1, config.getLockTimeout().toMillis()));
+    }
+
+    @EventListener
+    void migrateOnStartup(StartupEvent event) {
+        if (!config.isMigrate()) {
+            return;
+        }
+        try {
+            migrator.ensure();
+        } catch (RuntimeException e) {
+            // not fatal: the store retries before its first call and answers 503 until it succeeds
+            LOG.warn("idempotency PostgreSQL schema migration failed at startup, will retry on first use: {}",
+                e.toString());
+        }
+    }
+
+    /** @return the qualified table name */
+    String table() {
+        return sql.table;
+    }
+
+    @Override
+    public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
+        checkAcquire(storeKey, fingerprint, lease);
+        return autocommit("acquire", c -> acquire(c, storeKey, fingerprint, lease));
+    }
+
+    @Override
+    public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        Objects.requireNonNull(response, "response");
+        requirePositive(retention, "retention");
+        return autocommit("complete", c -> complete(c, storeKey, fencingToken, response, retention));
+    }
+
+    @Override
+    public boolean release(String storeKey, long fencingToken) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        return autocommit("release", c -> {
+            try (PreparedStatement ps = prepare(c, sql.release)) {
+                ps.setString(1, storeKey);
+                ps.setLong(2, fencingToken);
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    @Override
+    public boolean renew(String storeKey, long fencingToken, Duration lease) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        requirePositive(lease, "lease");
+        return autocommit("renew", c -> {
+            try (PreparedStatement ps = prepare(c, sql.renew)) {
+                ps.setObject(1, timestamp(now().plus(lease)));
+                ps.setString(2, storeKey);
+                ps.setLong(3, fencingToken);
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    @Override
+    public <T> T inTransaction(Function<Transaction, T> work) {
+        Objects.requireNonNull(work, "work");
+        ensureSchema();
+        try {
+            return transactions.get().execute(TransactionDefinition.of(TransactionDefinition.Propagation.REQUIRES_NEW),
+                status -> {
+                    try {
+                        return work.apply(new JdbcTransaction(status));
+                    } catch (RuntimeException e) {
+                        throw new WorkFailure(e);
+                    }
+                });
+        } catch (WorkFailure e) {
+            throw e.getCause();
+        } catch (IdempotencyStoreException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("PostgreSQL idempotency store: transaction failed: " + describe(e), e);
+        }
+    }
+
+    /**
+     * Deletes expired records in batches: completed ones whose retention ended, in-progress ones
+     * whose lease ended more than the stale-lease grace ago. At most {@code purge-max-batches}
+     * statements of {@code purge-batch-size} rows, each its own short transaction.
+     *
+     * @return how many records were deleted
+     * @throws IdempotencyStoreException when the database cannot be reached
+     */
+    int purgeExpired() {
+        int total = 0;
+        int batchSize = config.getPurgeBatchSize();
+        for (int batch = 0; batch < config.getPurgeMaxBatches(); batch++) {
+            Instant now = now();
+            Instant staleCutoff = now.minus(config.getPurgeStaleLeaseGrace());
+            int deleted = autocommit("purge", c -> {
+                try (PreparedStatement ps = prepare(c, sql.purge)) {
+                    ps.setObject(1, timestamp(now));
+                    ps.setObject(2, timestamp(staleCutoff));
+                    ps.setInt(3, batchSize);
+                    ps.setObject(4, timestamp(now));
+                    ps.setObject(5, timestamp(staleCutoff));
+                    return ps.executeUpdate();
+                }
+            });
+            total += deleted;
+            if (deleted < batchSize) {
+                break;
+            }
+        }
+        return total;
+    }
+
+    private AcquireResult acquire(Connection c, String storeKey, byte[] fingerprint, Duration lease)
+        throws SQLException {
+        Instant now = now();
+        try (PreparedStatement ps = prepare(c, sql.acquire)) {
+            ps.setString(1, storeKey);
+            ps.setBytes(2, fingerprint);
+            ps.setObject(3, timestamp(now));
+            ps.setObject(4, timestamp(now.plus(lease)));
+            ps.setString(5, lockTimeoutMillis);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("acquire returned no row");
+                }
+                if (rs.getBoolean("acquired")) {
+                    return new AcquireResult.Acquired(rs.getLong("fencing_token"), rs.getInt("holder") > 1);
+                }
+                if (!MessageDigest.isEqual(rs.getBytes("fingerprint"), fingerprint)) {
+                    return new AcquireResult.Mismatch();
+                }
+                if (rs.getBoolean("completed")) {
+                    return new AcquireResult.Replay(new StoredResponse(rs.getInt("response_status"),
+                        decodeHeaders(rs.getArray("response_headers")), rs.getBytes("response_body"),
+                        rs.getBoolean("body_omitted")));
+                }
+                Instant leaseEnd = rs.getObject("expires_at", OffsetDateTime.class).toInstant();
+                return new AcquireResult.InProgress(Duration.between(now, leaseEnd));
+            }
+        } catch (SQLException e) {
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                // another transaction holds this record uncommitted (transactional mode) past lock-timeout
+                return new AcquireResult.InProgress(lease);
+            }
+            throw e;
+        }
+    }
+
+    private boolean complete(Connection c, String storeKey, long fencingToken, StoredResponse response,
+                             Duration retention) throws SQLException {
+        try (PreparedStatement ps = prepare(c, sql.complete)) {
+            ps.setObject(1, timestamp(now().plus(retention)));
+            ps.setInt(2, response.status());
+            ps.setArray(3, c.createArrayOf("text", encodeHeaders(response.headers())));
+            ps.setBytes(4, response.body());
+            ps.setBoolean(5, response.bodyOmitted());
+            ps.setString(6, storeKey);
+            ps.setLong(7, fencingToken);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    /** One store operation on its own pooled connection, autocommitted. */
+    private <T> T autocommit(String operation, SqlWork<T> work) {
+        ensureSchema();
+        try (Connection c = dataSource.get().getConnection()) {
+            c.setNetworkTimeout(SAME_THREAD, (int) Math.min(Integer.MAX_VALUE, statementTimeoutMillis + 1000));
+            if (!c.getAutoCommit()) {
+                c.setAutoCommit(true);
+            }
+            return work.run(c);
+        } catch (SQLException e) {
+            throw new IdempotencyStoreException("PostgreSQL idempotency store: " + operation + " failed: "
+                + describe(e), e);
+        }
+    }
+
+    private void ensureSchema() {
+        if (!config.isMigrate()) {
+            return;
+        }
+        try {
+            migrator.ensure();
+        } catch (FlywayException e) {
+            throw new IdempotencyStoreException("PostgreSQL idempotency store: schema migration failed: "
+                + describe(e), e);
+        }
+    }
+
+    private PreparedStatement prepare(Connection c, String text) throws SQLException {
+        PreparedStatement ps = c.prepareStatement(text);
+        try {
+            if (ps.isWrapperFor(PgStatement.class)) {
+                ps.unwrap(PgStatement.class).setQueryTimeoutMs(statementTimeoutMillis);
+            } else {
+                ps.setQueryTimeout((int) Math.max(1, (statementTimeoutMillis + 999) / 1000));
+            }
+        } catch (SQLException | RuntimeException e) {
+            ps.close();
+            throw e;
+        }
+        return ps;
+    }
+
+    private Instant now() {
+        return clock.instant().truncatedTo(ChronoUnit.MICROS);
+    }
+
+    private static OffsetDateTime timestamp(Instant instant) {
+        return OffsetDateTime.ofInstant(instant.truncatedTo(ChronoUnit.MICROS), ZoneOffset.UTC);
+    }
+
+    /** Headers as {@code name, count, value...} per header, in order. */
+    static String[] encodeHeaders(Map<String, List<String>> headers) {
+        List<String> flat = new ArrayList<>();
+        headers.forEach((name, values) -> {
+            flat.add(name);
+            flat.add(Integer.toString(values.size()));
+            flat.addAll(values);
+        });
+        return flat.toArray(new String[0]);
+    }
+
+    static Map<String, List<String>> decodeHeaders(Array array) throws SQLException {
+        String[] flat = (String[]) array.getArray();
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        int i = 0;
+        while (i < flat.length) {
+            String name = flat[i];
+            int count = Integer.parseInt(flat[i + 1]);
+            headers.put(name, List.of(flat).subList(i + 2, i + 2 + count));
+            i += 2 + count;
+        }
+        return headers;
+    }
+
+    private static String describe(Throwable e) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (sb.length() > 0) {
+                sb.append(" <- ");
+            }
+            sb.append(t.getClass().getSimpleName());
+            if (t instanceof SQLException sqle && sqle.getSQLState() != null) {
+                sb.append('[').append(sqle.getSQLState()).append(']');
+            }
+            if (t.getMessage() != null) {
+                sb.append(": ").append(t.getMessage());
+            }
+        }
+        return sb.toString();
+    }
+
+    private static void checkAcquire(String storeKey, byte[] fingerprint, Duration lease) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        Objects.requireNonNull(fingerprint, "fingerprint");
+        requirePositive(lease, "lease");
+    }
+
+    private static void requirePositive(Duration d, String name) {
+        Objects.requireNonNull(d, name);
+        if (d.isZero() || d.isNegative()) {
+            throw new IllegalArgumentException(name + " must be positive, was " + d);
+        }
+    }
+
+    private static <T> Supplier<T> memoize(Supplier<? extends T> supplier) {
+        return new Supplier<>() {
+            private volatile T value;
+
+            @Override
+            public T get() {
+                T v = value;
+                if (v == null) {
+                    synchronized (this) {
+                        v = value;
+                        if (v == null) {
+                            v = Objects.requireNonNull(supplier.get());
+                            value = v;
+                        }
+                    }
+                }
+                return v;
+            }
+        };
+    }
+
+    @FunctionalInterface
+    private interface SqlWork<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    /** Carries an exception of the transactional work through the transaction manager, unchanged. */
+    private static final class WorkFailure extends RuntimeException {
+        WorkFailure(RuntimeException cause) {
+            super(null, cause, false, false);
+        }
+
+        @Override
+        public synchronized RuntimeException getCause() {
+            return (RuntimeException) super.getCause();
+        }
+    }
+
+    /** The filter's handle on one transaction: statements on the transaction's connection. */
+    private final class JdbcTransaction implements Transaction {
+        private final TransactionStatus<Connection> status;
+
+        JdbcTransaction(TransactionStatus<Connection> status) {
+            this.status = status;
+        }
+
+        @Override
+        public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
+            checkAcquire(storeKey, fingerprint, lease);
+            AcquireResult result = inTx("acquire", c -> PostgresIdempotencyStore.this.acquire(c, storeKey,
+                fingerprint, lease));
+            if (result instanceof AcquireResult.InProgress) {
+                status.setRollbackOnly(); // after a lock timeout the transaction is aborted anyway
+            }
+            return result;
+        }
+
+        @Override
+        public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
+            Objects.requireNonNull(response, "response");
+            requirePositive(retention, "retention");
+            return inTx("complete", c -> PostgresIdempotencyStore.this.complete(c, storeKey, fencingToken, response,
+                retention));
+        }
+
+        @Override
+        public void setRollbackOnly() {
+            status.setRollbackOnly();
+        }
+
+        @Override
+        public boolean isRollbackOnly() {
+            return status.isRollbackOnly();
+        }
+
+        private <T> T inTx(String operation, SqlWork<T> work) {
+            try {
+                return work.run(status.getConnection());
+            } catch (SQLException e) {
+                status.setRollbackOnly();
+                throw new IdempotencyStoreException("PostgreSQL idempotency store: " + operation
+                    + " (transactional) failed: " + describe(e), e);
+            }
+        }
+    }
+}

@@ -1,0 +1,271 @@
+package dev.idempotency.store.postgres;
+
+import io.micronaut.context.annotation.ConfigurationProperties;
+import io.micronaut.core.annotation.Nullable;
+
+import java.time.Duration;
+import java.util.regex.Pattern;
+
+/**
+ * {@code idempotency.store.postgres.*}: the PostgreSQL store's settings. Every setter checks its
+ * value and fails the application's startup with a message naming the setting and the bad
+ * value.
+ */
+@ConfigurationProperties(PostgresStoreConfigurationProperties.PREFIX)
+public class PostgresStoreConfigurationProperties implements PostgresStoreConfiguration {
+
+    /** The prefix of every setting. */
+    public static final String PREFIX = "idempotency.store.postgres";
+    public static final boolean DEFAULT_ENABLED = false;
+    public static final String DEFAULT_DATASOURCE = "default";
+    public static final String DEFAULT_TABLE_NAME = "idempotency_records";
+    public static final boolean DEFAULT_MIGRATE = true;
+    public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(2);
+    public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(1);
+    public static final boolean DEFAULT_PURGE_ENABLED = true;
+    public static final Duration DEFAULT_PURGE_INTERVAL = Duration.ofMinutes(1);
+    public static final int DEFAULT_PURGE_BATCH_SIZE = 1000;
+    public static final int DEFAULT_PURGE_MAX_BATCHES = 20;
+    public static final Duration DEFAULT_PURGE_STALE_LEASE_GRACE = Duration.ofHours(1);
+
+    /**
+     * Lower-case SQL identifiers, unquoted. Up to 40 characters so that derived names
+     * ({@code <table>_schema_history}, {@code <table>_fencing_seq}, ...) stay within
+     * PostgreSQL's 63.
+     */
+    private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
+
+    private boolean enabled = DEFAULT_ENABLED;
+    private String datasource = DEFAULT_DATASOURCE;
+    @Nullable
+    private String schema;
+    private String tableName = DEFAULT_TABLE_NAME;
+    private boolean migrate = DEFAULT_MIGRATE;
+    private Duration statementTimeout = DEFAULT_STATEMENT_TIMEOUT;
+    private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+    private boolean purgeEnabled = DEFAULT_PURGE_ENABLED;
+    private Duration purgeInterval = DEFAULT_PURGE_INTERVAL;
+    private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
+    private int purgeMaxBatches = DEFAULT_PURGE_MAX_BATCHES;
+    private Duration purgeStaleLeaseGrace = DEFAULT_PURGE_STALE_LEASE_GRACE;
+
+    @Override
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /**
+     * Use PostgreSQL for idempotency records instead of the in-memory store. Default
+     * {@value #DEFAULT_ENABLED}: adding the module alone changes nothing.
+     *
+     * @param enabled {@code true} to use this store
+     */
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    @Override
+    public String getDatasource() {
+        return datasource;
+    }
+
+    /**
+     * The Micronaut datasource ({@code datasources.<name>.*}, HikariCP) that holds the records.
+     * In transactional mode it must be the datasource the handlers write to, since the record
+     * joins their transaction. Default {@value #DEFAULT_DATASOURCE}.
+     *
+     * @param datasource a datasource name
+     */
+    public void setDatasource(String datasource) {
+        if (datasource == null || datasource.isBlank()) {
+            throw new IllegalArgumentException(PREFIX + ".datasource must name a datasource, was " + datasource);
+        }
+        this.datasource = datasource;
+    }
+
+    @Override
+    @Nullable
+    public String getSchema() {
+        return schema;
+    }
+
+    /**
+     * The schema of the records table, created by the migration when missing. Default none: the
+     * connection's current schema (usually {@code public}).
+     *
+     * @param schema a lower-case SQL identifier ({@code [a-z_][a-z0-9_]*}, at most 40 characters)
+     */
+    public void setSchema(@Nullable String schema) {
+        this.schema = schema == null || schema.isBlank() ? null : requireIdentifier(schema, "schema");
+    }
+
+    @Override
+    public String getTableName() {
+        return tableName;
+    }
+
+    /**
+     * The records table. Its sequence, indexes and Flyway history table are named after it.
+     * Default {@value #DEFAULT_TABLE_NAME}.
+     *
+     * @param tableName a lower-case SQL identifier ({@code [a-z_][a-z0-9_]*}, at most 40 characters)
+     */
+    public void setTableName(String tableName) {
+        this.tableName = requireIdentifier(tableName, "table-name");
+    }
+
+    @Override
+    public boolean isMigrate() {
+        return migrate;
+    }
+
+    /**
+     * Apply the shipped Flyway migration ({@code classpath:db/idempotency}) at startup and before
+     * the first store call, with the history table {@code <table-name>_schema_history}, apart from
+     * the application's own migrations. Set {@code false} when the schema is managed elsewhere
+     * (then run the migration's SQL with the placeholders replaced). Default
+     * {@value #DEFAULT_MIGRATE}.
+     *
+     * @param migrate whether the store migrates its table
+     */
+    public void setMigrate(boolean migrate) {
+        this.migrate = migrate;
+    }
+
+    @Override
+    public Duration getStatementTimeout() {
+        return statementTimeout;
+    }
+
+    /**
+     * The longest any one store statement may run: the JDBC query timeout (the server cancels the
+     * statement) and, outside transactional mode, the connection's network timeout plus a second
+     * (for a server that stopped answering). A timeout is answered 503. Waiting for a pooled
+     * connection is bounded by the datasource's own {@code connection-timeout} (HikariCP, default
+     * 30 s: set it lower, e.g. {@code datasources.default.connection-timeout=2000}). Default 2s.
+     *
+     * @param statementTimeout a positive duration
+     */
+    public void setStatementTimeout(Duration statementTimeout) {
+        this.statementTimeout = requirePositive(statementTimeout, "statement-timeout");
+    }
+
+    @Override
+    public Duration getLockTimeout() {
+        return lockTimeout;
+    }
+
+    /**
+     * How long an acquire waits for a record that another transaction holds uncommitted (a
+     * transactional-mode request still running); then it answers 409 in progress. Applied as a
+     * transaction-local {@code lock_timeout} inside the acquire statement and restored right after
+     * it. Must be shorter than {@link #setStatementTimeout statement-timeout}. Default 1s.
+     *
+     * @param lockTimeout a positive duration
+     */
+    public void setLockTimeout(Duration lockTimeout) {
+        this.lockTimeout = requirePositive(lockTimeout, "lock-timeout");
+    }
+
+    @Override
+    public boolean isPurgeEnabled() {
+        return purgeEnabled;
+    }
+
+    /**
+     * Run the scheduled purge of expired records on this instance. Safe on every instance at once
+     * (batches skip rows another purge holds). Default {@value #DEFAULT_PURGE_ENABLED}.
+     *
+     * @param purgeEnabled whether this instance purges
+     */
+    public void setPurgeEnabled(boolean purgeEnabled) {
+        this.purgeEnabled = purgeEnabled;
+    }
+
+    @Override
+    public Duration getPurgeInterval() {
+        return purgeInterval;
+    }
+
+    /**
+     * The pause between two purge runs. Default 1m.
+     *
+     * @param purgeInterval a positive duration
+     */
+    public void setPurgeInterval(Duration purgeInterval) {
+        this.purgeInterval = requirePositive(purgeInterval, "purge-interval");
+    }
+
+    @Override
+    public int getPurgeBatchSize() {
+        return purgeBatchSize;
+    }
+
+    /**
+     * The most records one purge statement (one short transaction) deletes. Default
+     * {@value #DEFAULT_PURGE_BATCH_SIZE}.
+     *
+     * @param purgeBatchSize at least 1
+     */
+    public void setPurgeBatchSize(int purgeBatchSize) {
+        this.purgeBatchSize = requireAtLeastOne(purgeBatchSize, "purge-batch-size");
+    }
+
+    @Override
+    public int getPurgeMaxBatches() {
+        return purgeMaxBatches;
+    }
+
+    /**
+     * The most batches one purge run deletes, so a large backlog is worked off over several runs
+     * instead of in one long burst. Default {@value #DEFAULT_PURGE_MAX_BATCHES}.
+     *
+     * @param purgeMaxBatches at least 1
+     */
+    public void setPurgeMaxBatches(int purgeMaxBatches) {
+        this.purgeMaxBatches = requireAtLeastOne(purgeMaxBatches, "purge-max-batches");
+    }
+
+    @Override
+    public Duration getPurgeStaleLeaseGrace() {
+        return purgeStaleLeaseGrace;
+    }
+
+    /**
+     * How long an in-progress record is kept after its lease ended before the purge deletes it.
+     * Until then its holder may still complete it late (nobody else ran the request), and a retry
+     * takes it over anyway; completed records are purged as soon as their retention ends. Default
+     * 1h.
+     *
+     * @param purgeStaleLeaseGrace zero or positive
+     */
+    public void setPurgeStaleLeaseGrace(Duration purgeStaleLeaseGrace) {
+        if (purgeStaleLeaseGrace == null || purgeStaleLeaseGrace.isNegative()) {
+            throw new IllegalArgumentException(PREFIX + ".purge-stale-lease-grace must be zero or positive, was "
+                + purgeStaleLeaseGrace);
+        }
+        this.purgeStaleLeaseGrace = purgeStaleLeaseGrace;
+    }
+
+    private static String requireIdentifier(String value, String setting) {
+        if (value == null || !IDENTIFIER.matcher(value).matches()) {
+            throw new IllegalArgumentException(PREFIX + "." + setting + " must be a lower-case SQL identifier"
+                + " ([a-z_][a-z0-9_]*, at most 40 characters), was " + value);
+        }
+        return value;
+    }
+
+    private static Duration requirePositive(Duration d, String setting) {
+        if (d == null || d.isZero() || d.isNegative()) {
+            throw new IllegalArgumentException(PREFIX + "." + setting + " must be a positive duration, was " + d);
+        }
+        return d;
+    }
+
+    private static int requireAtLeastOne(int v, String setting) {
+        if (v < 1) {
+            throw new IllegalArgumentException(PREFIX + "." + setting + " must be at least 1, was " + v);
+        }
+        return v;
+    }
+}

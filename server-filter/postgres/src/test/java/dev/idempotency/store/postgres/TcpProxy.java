@@ -1,0 +1,103 @@
+package dev.idempotency.store.postgres;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A TCP forwarder in front of PostgreSQL that the tests can take away (listener closed, every
+ * open connection cut: the server is unreachable) and bring back on the same port.
+ */
+final class TcpProxy implements AutoCloseable {
+
+    private final String targetHost;
+    private final int targetPort;
+    private final int port;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private volatile ServerSocket server;
+
+    TcpProxy(String targetHost, int targetPort) throws IOException {
+        this.targetHost = targetHost;
+        this.targetPort = targetPort;
+        ServerSocket s = new ServerSocket(0);
+        this.port = s.getLocalPort();
+        s.close();
+        start();
+    }
+
+    int port() {
+        return port;
+    }
+
+    synchronized void start() throws IOException {
+        ServerSocket s = new ServerSocket();
+        s.setReuseAddress(true);
+        s.bind(new InetSocketAddress("127.0.0.1", port));
+        server = s;
+        Thread acceptor = new Thread(() -> accept(s), "tcp-proxy-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    /** The server becomes unreachable: new connections are refused, open ones are cut. */
+    synchronized void stop() throws IOException {
+        server.close();
+        for (Socket socket : sockets) {
+            try {
+                socket.close();
+            } catch (IOException ignored) {
+                // already gone
+            }
+        }
+        sockets.clear();
+    }
+
+    private void accept(ServerSocket s) {
+        while (!s.isClosed()) {
+            try {
+                Socket client = s.accept();
+                Socket upstream = new Socket(targetHost, targetPort);
+                sockets.add(client);
+                sockets.add(upstream);
+                pump(client, upstream);
+                pump(upstream, client);
+            } catch (IOException e) {
+                // closed by stop(), or the target refused: the client sees its connection close
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[8192];
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+            } catch (IOException ignored) {
+                // connection cut
+            } finally {
+                try {
+                    from.close();
+                    to.close();
+                } catch (IOException ignored) {
+                    // already closed
+                }
+            }
+        }, "tcp-proxy-pump");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    @Override
+    public void close() throws IOException {
+        stop();
+    }
+}
