@@ -3,9 +3,11 @@ package dev.idempotency.benchmarks;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRedis;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.micronaut.context.ApplicationContext;
+import io.micronaut.data.connection.jdbc.advice.DelegatingDataSource;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -20,7 +22,11 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
+import javax.sql.DataSource;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -38,8 +44,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code acquireComplete}: a new key acquired and completed with a 200-byte JSON
  *       response: what an executed request costs in store calls;</li>
  *   <li>{@code replay}: an acquire that finds a completed record: what a retry costs;</li>
- *   <li>{@code baseline}: the server's cheapest round trip: Redis {@code PING};
- *       {@code ConcurrentHashMap.get} for the in-memory store.</li>
+ *   <li>{@code baseline}: the server's cheapest round trip: Redis {@code PING}, PostgreSQL
+ *       {@code SELECT 1} through the same connection pool, {@code ConcurrentHashMap.get} for
+ *       the in-memory store;</li>
+ *   <li>{@code baselineWrite}: the server's cheapest durable write: Redis {@code SET} with a
+ *       TTL, PostgreSQL a one-row {@code INSERT} (autocommit), a {@code ConcurrentHashMap.put}
+ *       in memory.</li>
  * </ul>
  * The stores come from a real Micronaut context, configured as an application would. Run
  * single-threaded ({@code -t 1}) and with 16 threads ({@code -t 16}); see benchmarks/README.md.
@@ -56,12 +66,14 @@ public class StoreBenchmark {
     /** Short, so the keys a run leaves in a shared Redis expire soon after it. */
     private static final Duration RETENTION = Duration.ofSeconds(30);
 
-    @Param({"memory", "redis"})
+    @Param({"memory", "redis", "postgres"})
     public String store;
 
     private ApplicationContext context;
     private IdempotencyStore idempotencyStore;
     private Runnable baseline;
+    private Runnable baselineWrite;
+    private String schema;
     private final AtomicLong sequence = new AtomicLong();
     private final String runId = UUID.randomUUID().toString();
     private byte[] fingerprint;
@@ -74,18 +86,40 @@ public class StoreBenchmark {
         Map<String, Object> props = new HashMap<>();
         props.put("micronaut.server.port", "-1");
         switch (store) {
-            case "memory" -> props.put("idempotency.store.redis.enabled", "false");
+            case "memory" -> {
+                props.put("idempotency.store.redis.enabled", "false");
+                props.put("idempotency.store.memory.max-entries", "1000000");
+            }
             case "redis" -> props.put("redis.uri", TestRedis.uri());
+            case "postgres" -> {
+                schema = TestPostgres.newSchema();
+                props.putAll(TestPostgres.properties(TestPostgres.server(), schema));
+                props.put("datasources.default.maximum-pool-size", "20");
+                props.put("idempotency.store.redis.enabled", "false");
+            }
             default -> throw new IllegalArgumentException("unknown store " + store);
         }
         context = ApplicationContext.run(props);
         idempotencyStore = context.getBean(IdempotencyStore.class);
-        if (store.equals("redis")) {
-            @SuppressWarnings("unchecked")
-            StatefulRedisConnection<String, String> redis = context.getBean(StatefulRedisConnection.class);
-            baseline = () -> redis.sync().ping();
-        } else {
-            baseline = () -> probe.get("k");
+        switch (store) {
+            case "redis" -> {
+                @SuppressWarnings("unchecked")
+                StatefulRedisConnection<String, String> redis = context.getBean(StatefulRedisConnection.class);
+                baseline = () -> redis.sync().ping();
+                baselineWrite = () -> redis.sync().psetex(runId + ":w:" + sequence.incrementAndGet(), 30_000, "v");
+            }
+            case "postgres" -> {
+                // the pool itself, as the store uses it, not Micronaut Data's transaction-bound proxy
+                DataSource ds = DelegatingDataSource.unwrapDataSource(context.getBean(DataSource.class));
+                TestPostgres.execute("CREATE TABLE " + schema + ".bench_write (id bigint PRIMARY KEY, v text)");
+                baseline = () -> sql(ds, "SELECT 1", null);
+                baselineWrite = () -> sql(ds, "INSERT INTO " + schema + ".bench_write (id, v) VALUES (?, 'v')",
+                    sequence.incrementAndGet());
+            }
+            default -> {
+                baseline = () -> probe.get("k");
+                baselineWrite = () -> probe.put("w" + sequence.incrementAndGet() % 1024, "v");
+            }
         }
         fingerprint = sha256("POST /payments {\"amount\":1000}");
         response = new StoredResponse(201, Map.of("Content-Type", List.of("application/json"),
@@ -102,6 +136,20 @@ public class StoreBenchmark {
     public void stop() {
         if (context != null) {
             context.close();
+        }
+        if (schema != null) {
+            TestPostgres.dropSchema(schema);
+        }
+    }
+
+    private static void sql(DataSource ds, String sql, Long id) {
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            if (id != null) {
+                ps.setLong(1, id);
+            }
+            ps.execute();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -124,6 +172,11 @@ public class StoreBenchmark {
     @Benchmark
     public void baseline() {
         baseline.run();
+    }
+
+    @Benchmark
+    public void baselineWrite() {
+        baselineWrite.run();
     }
 
     private static byte[] sha256(String s) {
