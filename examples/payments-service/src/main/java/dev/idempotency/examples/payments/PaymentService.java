@@ -10,7 +10,6 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.Currency;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,18 +17,20 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
- * The business logic and its in-memory storage. Each payment is an immutable {@link Payment}
- * in a {@link ConcurrentHashMap}; every transition runs inside {@link ConcurrentHashMap#compute},
+ * The business logic: validation and state transitions. Each payment is an immutable
+ * {@link Payment}; the data lives in a {@link PaymentRepository} (in memory by default, in
+ * PostgreSQL in the {@code postgres} environment), which applies every transition atomically,
  * so two captures or two refunds of one payment never interleave: the second sees the first's
  * result (and may be refused because of it). Timestamps come from the injected {@link Clock}.
  *
- * <p>This class knows nothing about Idempotency-Key: protecting these operations from retries
- * is the filter's job, and the point of the example.
+ * <p>This class knows nothing about Idempotency-Key, nor about transactions: protecting these
+ * operations from retries is the filter's job, and the point of the example. In transactional
+ * mode the filter's transaction is already open when a handler calls in here, and the
+ * repository's writes join it.
  */
 @Singleton
 final class PaymentService {
@@ -45,13 +46,21 @@ final class PaymentService {
     private static final Set<String> ISO_CURRENCIES = Currency.getAvailableCurrencies().stream()
         .map(Currency::getCurrencyCode).collect(Collectors.toUnmodifiableSet());
 
-    private final ConcurrentHashMap<String, Payment> payments = new ConcurrentHashMap<>();
+    private final PaymentRepository payments;
     private final Clock clock;
-    private final SideEffectLedger ledger;
+    @Nullable
+    private final TestFailureInjection failureInjection;
 
-    PaymentService(Clock clock, SideEffectLedger ledger) {
+    /**
+     * @param payments         the business storage
+     * @param clock            the time source
+     * @param failureInjection TEST ONLY, present only in the {@code postgres} environment with
+     *                         {@code payments.test.failure-injection=true}; absent otherwise
+     */
+    PaymentService(PaymentRepository payments, Clock clock, @Nullable TestFailureInjection failureInjection) {
+        this.payments = payments;
         this.clock = clock;
-        this.ledger = ledger;
+        this.failureInjection = failureInjection;
     }
 
     Payment create(@Nullable Requests.CreatePayment request) {
@@ -69,18 +78,17 @@ final class PaymentService {
         Instant now = now();
         Payment payment = new Payment(newId("pay_"), PaymentStatus.AUTHORIZED, amount, currency, 0, 0,
             blankToNull(description), customer, metadata, List.of(), now, now);
-        payments.put(payment.id(), payment);
-        ledger.sideEffect(Operation.CREATE);
+        payments.create(payment);
+        if (failureInjection != null) {
+            failureInjection.afterCreate(payment);
+        }
         return payment;
     }
 
     Payment capture(String id, @Nullable Requests.Capture request) {
         BigDecimal requested = request == null ? null : request.amount();
         Long amount = requested == null ? null : amount(requested);
-        Payment captured = payments.compute(id, (k, p) -> {
-            if (p == null) {
-                throw PaymentException.notFound(id);
-            }
+        return payments.update(id, Operation.CAPTURE, p -> {
             if (p.status() != PaymentStatus.AUTHORIZED) {
                 throw new PaymentException(409, "payment-already-captured", "The payment is already captured",
                     "Payment " + id + " was captured already (" + p.amountCaptured() + " " + p.currency()
@@ -94,8 +102,6 @@ final class PaymentService {
             return new Payment(p.id(), PaymentStatus.CAPTURED, p.amount(), p.currency(), capture, 0,
                 p.description(), p.customer(), p.metadata(), p.refunds(), p.createdAt(), now());
         });
-        ledger.sideEffect(Operation.CAPTURE);
-        return captured;
     }
 
     Refund refund(String id, @Nullable Requests.CreateRefund request) {
@@ -103,10 +109,7 @@ final class PaymentService {
         Long amount = requested == null ? null : amount(requested);
         String reason = blankToNull(text(request == null ? null : request.reason(), "reason"));
         Refund[] created = new Refund[1];
-        payments.compute(id, (k, p) -> {
-            if (p == null) {
-                throw PaymentException.notFound(id);
-            }
+        payments.update(id, Operation.REFUND, p -> {
             if (p.status() == PaymentStatus.AUTHORIZED) {
                 throw new PaymentException(409, "payment-not-captured", "The payment is not captured",
                     "Payment " + id + " is only authorized; capture it before refunding.");
@@ -128,7 +131,6 @@ final class PaymentService {
             return new Payment(p.id(), status, p.amount(), p.currency(), p.amountCaptured(), refunded,
                 p.description(), p.customer(), p.metadata(), List.copyOf(refunds), p.createdAt(), now);
         });
-        ledger.sideEffect(Operation.REFUND);
         return created[0];
     }
 
@@ -137,34 +139,21 @@ final class PaymentService {
             throw PaymentException.invalid("Nothing to update: send description and/or metadata.");
         }
         String description = text(request.description(), "description");
-        Payment updated = payments.compute(id, (k, p) -> {
-            if (p == null) {
-                throw PaymentException.notFound(id);
-            }
+        return payments.update(id, Operation.UPDATE, p -> {
             Map<String, String> metadata = mergeMetadata(p.metadata(), request.metadata());
             return new Payment(p.id(), p.status(), p.amount(), p.currency(), p.amountCaptured(), p.amountRefunded(),
                 description == null ? p.description() : blankToNull(description), p.customer(), metadata,
                 p.refunds(), p.createdAt(), now());
         });
-        ledger.sideEffect(Operation.UPDATE);
-        return updated;
     }
 
     Optional<Payment> find(String id) {
-        return Optional.ofNullable(payments.get(id));
+        return payments.find(id);
     }
 
     /** @return payments, newest first, optionally of one customer */
     List<Payment> list(@Nullable String customer, int limit) {
-        return payments.values().stream()
-            .filter(p -> customer == null || customer.equals(p.customer()))
-            .sorted(Comparator.comparing(Payment::createdAt).reversed().thenComparing(Payment::id))
-            .limit(limit)
-            .toList();
-    }
-
-    int count() {
-        return payments.size();
+        return payments.list(customer, limit);
     }
 
     /** The injected clock's time, in milliseconds (enough for a payment, shorter to read). */
