@@ -48,6 +48,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
     private final AtomicLong tokens = new AtomicLong();
+    private final Object evictionLock = new Object();
     private final Clock clock;
     private final int maxEntries;
 
@@ -70,7 +71,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         requirePositive(lease, "lease");
         Instant now = clock.instant();
         if (entries.size() >= maxEntries && !entries.containsKey(storeKey)) {
-            makeRoom(now);
+            makeRoom();
         }
         AcquireResult[] result = new AcquireResult[1];
         entries.compute(storeKey, (key, existing) -> {
@@ -153,7 +154,18 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return entries.size();
     }
 
-    private void makeRoom(Instant now) {
+    private void makeRoom() {
+        // One thread at a time: concurrent callers would pick the same oldest records, all but
+        // one would evict nothing, and then report the store full of in-progress requests.
+        synchronized (evictionLock) {
+            if (entries.size() < maxEntries) {
+                return; // another thread made room meanwhile
+            }
+            evict();
+        }
+    }
+
+    private void evict() {
         purgeExpired();
         if (entries.size() < maxEntries) {
             return;

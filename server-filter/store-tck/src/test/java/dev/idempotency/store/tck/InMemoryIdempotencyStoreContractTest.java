@@ -53,4 +53,32 @@ class InMemoryIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         assertThat(s.purgeExpired()).isEqualTo(1);
         assertThat(s.size()).isEqualTo(1);
     }
+
+    @Test
+    @DisplayName("S17 regression: a full store under 16 concurrent writers evicts and never reports itself "
+        + "full of in-progress requests (concurrent evictions used to pick the same records)")
+    void concurrentEvictionNeverFailsSpuriously() throws Exception {
+        InMemoryIdempotencyStore small = new InMemoryIdempotencyStore(clock, 200);
+        int threads = 16;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            java.util.List<java.util.concurrent.Future<?>> futures = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                futures.add(pool.submit(() -> {
+                    for (int i = 0; i < 2_000; i++) {
+                        String key = newKey();
+                        long token = ((AcquireResult.Acquired) small.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+                        small.complete(key, token, response(200, "x"), RETENTION);
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : futures) {
+                f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(small.size()).isLessThanOrEqualTo(200 + threads);
+    }
 }
