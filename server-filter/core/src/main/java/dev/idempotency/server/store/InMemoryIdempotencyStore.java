@@ -4,12 +4,10 @@ import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
@@ -29,10 +27,10 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Bounds</h2>
  * About {@code maxEntries} records (concurrent acquires may overshoot by the number of threads).
- * When a new record would exceed it, expired records are purged first; if the store is still
- * full, the completed records closest to their retention end are evicted (a tenth of the
- * capacity at a time, logged at WARN, since a retry of an evicted key runs again), and an
- * acquire that still finds the store full of live in-progress records fails with
+ * When a new record would exceed it, the earliest-completed records are evicted (a tenth of
+ * the capacity at a time, in constant time per record, logged at WARN, since a retry of an
+ * evicted key runs again), then expired in-progress records are purged, and an acquire that
+ * still finds the store full of live in-progress records fails with
  * {@link IdempotencyStoreException} (answered as 503), never by dropping a running request's
  * lock. The bound counts records, not bytes: with the default 1 MiB stored-body cap, size
  * {@code maxEntries} for the heap you can spare.
@@ -49,6 +47,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
     private final AtomicLong tokens = new AtomicLong();
     private final Object evictionLock = new Object();
+    /** Completed records in the order they completed: eviction takes the head, O(1) each. */
+    private final ConcurrentLinkedQueue<Completed> completionOrder = new ConcurrentLinkedQueue<>();
     private final Clock clock;
     private final int maxEntries;
 
@@ -98,15 +98,18 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(response, "response");
         requirePositive(retention, "retention");
         Instant now = clock.instant();
-        boolean[] done = new boolean[1];
+        Entry[] done = new Entry[1];
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
-                done[0] = true;
-                return new Entry(existing.fingerprint, fencingToken, now.plus(retention), response);
+                done[0] = new Entry(existing.fingerprint, fencingToken, now.plus(retention), response);
+                return done[0];
             }
             return existing;
         });
-        return done[0];
+        if (done[0] != null) {
+            completionOrder.add(new Completed(storeKey, done[0]));
+        }
+        return done[0] != null;
     }
 
     @Override
@@ -146,6 +149,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         Instant now = clock.instant();
         int before = entries.size();
         entries.values().removeIf(e -> e.isExpired(now));
+        // forget purged records at the head of the completion order, so it stays about as long
+        // as the map (with one retention for all routes, purges remove exactly the head)
+        Completed head;
+        while ((head = completionOrder.peek()) != null && entries.get(head.key) != head.entry) {
+            completionOrder.remove(head);
+        }
         return Math.max(0, before - entries.size());
     }
 
@@ -166,29 +175,21 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     private void evict() {
-        purgeExpired();
-        if (entries.size() < maxEntries) {
-            return;
-        }
-        List<Map.Entry<String, Entry>> completed = new ArrayList<>();
-        for (Map.Entry<String, Entry> e : entries.entrySet()) {
-            if (e.getValue().response != null) {
-                completed.add(e);
-            }
-        }
-        completed.sort(Comparator.comparing(e -> e.getValue().deadline));
         int toEvict = Math.max(1, maxEntries / 10);
         int evicted = 0;
-        for (int i = 0; i < completed.size() && i < toEvict; i++) {
-            Map.Entry<String, Entry> e = completed.get(i);
-            if (entries.remove(e.getKey(), e.getValue())) {
+        Completed oldest;
+        while (evicted < toEvict && (oldest = completionOrder.poll()) != null) {
+            if (entries.remove(oldest.key, oldest.entry)) {
                 evicted++;
             }
         }
         if (evicted > 0) {
-            LOG.warn("idempotency in-memory store full ({} records): evicted {} completed records before their"
-                + " retention ended; retries of those keys will run again. Raise"
+            LOG.warn("idempotency in-memory store full ({} records): evicted the {} earliest-completed records"
+                + " before their retention ended; retries of those keys will run again. Raise"
                 + " idempotency.store.memory.max-entries or use a shared store", maxEntries, evicted);
+        }
+        if (entries.size() >= maxEntries) {
+            purgeExpired(); // abandoned in-progress records whose lease ran out
         }
         if (entries.size() >= maxEntries) {
             throw new IdempotencyStoreException("in-memory idempotency store is full: " + maxEntries
@@ -201,6 +202,10 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         if (d.isZero() || d.isNegative()) {
             throw new IllegalArgumentException(name + " must be positive, was " + d);
         }
+    }
+
+    /** A completed record as it was when it completed; stale once the map holds another entry for the key. */
+    private record Completed(String key, Entry entry) {
     }
 
     /** One record; {@code response == null} means in progress and {@code deadline} is the lease end. */
