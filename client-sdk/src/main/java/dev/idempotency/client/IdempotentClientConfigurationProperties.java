@@ -1,0 +1,265 @@
+package dev.idempotency.client;
+
+import io.micronaut.context.annotation.EachProperty;
+import io.micronaut.context.annotation.Parameter;
+import io.micronaut.core.annotation.Internal;
+import io.micronaut.core.annotation.Nullable;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * {@code idempotency.client.<name>.*}: one named idempotent client. Public because Micronaut
+ * binds it; use {@link IdempotentClientConfiguration}.
+ */
+@Internal
+@EachProperty(IdempotentClientConfiguration.PREFIX)
+public class IdempotentClientConfigurationProperties implements IdempotentClientConfiguration {
+
+    private final String name;
+    private String clientId;
+    private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+    private Duration baseDelay = DEFAULT_BASE_DELAY;
+    private double multiplier = DEFAULT_MULTIPLIER;
+    private Duration maxDelay = DEFAULT_MAX_DELAY;
+    private Duration deadline = DEFAULT_DEADLINE;
+    private Duration attemptTimeout = DEFAULT_ATTEMPT_TIMEOUT;
+    private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
+    private Set<Integer> retryableStatuses = DEFAULT_RETRYABLE_STATUSES;
+    private boolean budgetEnabled = DEFAULT_BUDGET_ENABLED;
+    private double budgetCapacity = DEFAULT_BUDGET_CAPACITY;
+    private double budgetRefillPerSuccess = DEFAULT_BUDGET_REFILL_PER_SUCCESS;
+    private KeyFormat keyFormat = DEFAULT_KEY_FORMAT;
+    private String headerName = DEFAULT_HEADER_NAME;
+    private String replayedHeaderName = DEFAULT_REPLAYED_HEADER_NAME;
+
+    /**
+     * @param name the client's name, the {@code <name>} in the property path
+     */
+    public IdempotentClientConfigurationProperties(@Parameter String name) {
+        this.name = name;
+    }
+
+    @Override
+    public String getName() {
+        return name;
+    }
+
+    @Override
+    public Optional<String> getClientId() {
+        return Optional.ofNullable(clientId);
+    }
+
+    /**
+     * The Micronaut HTTP client to send through: a service id configured under
+     * {@code micronaut.http.services.<id>}, or a base URL such as {@code https://api.example.com}.
+     * Default: none, the default HTTP client (operations then need absolute URIs).
+     *
+     * @param clientId the service id or URL
+     */
+    public void setClientId(@Nullable String clientId) {
+        this.clientId = clientId;
+    }
+
+    @Override
+    public int getMaxAttempts() {
+        return maxAttempts;
+    }
+
+    /**
+     * Attempts per operation, the first included (1 to 100). Default {@value #DEFAULT_MAX_ATTEMPTS}.
+     *
+     * @param maxAttempts the attempts
+     */
+    public void setMaxAttempts(int maxAttempts) {
+        this.maxAttempts = maxAttempts;
+    }
+
+    @Override
+    public Duration getBaseDelay() {
+        return baseDelay;
+    }
+
+    /**
+     * The backoff ceiling before the first retry; the wait is random between 0 and the ceiling
+     * (full jitter). Default 250ms.
+     *
+     * @param baseDelay the base delay
+     */
+    public void setBaseDelay(Duration baseDelay) {
+        this.baseDelay = baseDelay;
+    }
+
+    @Override
+    public double getMultiplier() {
+        return multiplier;
+    }
+
+    /**
+     * The factor the backoff ceiling grows by per retry (1.0 or more). Default {@value #DEFAULT_MULTIPLIER}.
+     *
+     * @param multiplier the multiplier
+     */
+    public void setMultiplier(double multiplier) {
+        this.multiplier = multiplier;
+    }
+
+    @Override
+    public Duration getMaxDelay() {
+        return maxDelay;
+    }
+
+    /**
+     * The cap on the backoff ceiling, applied before the jitter. Default 10s.
+     *
+     * @param maxDelay the cap
+     */
+    public void setMaxDelay(Duration maxDelay) {
+        this.maxDelay = maxDelay;
+    }
+
+    @Override
+    public Duration getDeadline() {
+        return deadline;
+    }
+
+    /**
+     * The overall deadline of one operation, all attempts and waits included. Default 30s.
+     *
+     * @param deadline the deadline
+     */
+    public void setDeadline(Duration deadline) {
+        this.deadline = deadline;
+    }
+
+    @Override
+    public Duration getAttemptTimeout() {
+        return attemptTimeout;
+    }
+
+    /**
+     * The timeout of one attempt; a timed-out attempt is retried. Default 10s.
+     *
+     * @param attemptTimeout the timeout
+     */
+    public void setAttemptTimeout(Duration attemptTimeout) {
+        this.attemptTimeout = attemptTimeout;
+    }
+
+    @Override
+    public Duration getMaxRetryAfter() {
+        return maxRetryAfter;
+    }
+
+    /**
+     * The longest {@code Retry-After} honoured; a longer one is clamped to it (one that points
+     * past the deadline ends the operation instead). Default 20s.
+     *
+     * @param maxRetryAfter the clamp
+     */
+    public void setMaxRetryAfter(Duration maxRetryAfter) {
+        this.maxRetryAfter = maxRetryAfter;
+    }
+
+    @Override
+    public Set<Integer> getRetryableStatuses() {
+        return retryableStatuses;
+    }
+
+    /**
+     * The statuses retried. Default 408, 409, 425, 429, 500, 502, 503, 504; a 409 only when it
+     * is the filter's {@code idempotency-request-in-progress} problem. 400, 401, 403, 404, 413
+     * and 422 are refused.
+     *
+     * @param retryableStatuses the statuses
+     */
+    public void setRetryableStatuses(Set<Integer> retryableStatuses) {
+        this.retryableStatuses = retryableStatuses;
+    }
+
+    @Override
+    public boolean isBudgetEnabled() {
+        return budgetEnabled;
+    }
+
+    /**
+     * Whether retries spend tokens of the per-host retry budget. Default {@value #DEFAULT_BUDGET_ENABLED}.
+     *
+     * @param budgetEnabled on or off
+     */
+    public void setBudgetEnabled(boolean budgetEnabled) {
+        this.budgetEnabled = budgetEnabled;
+    }
+
+    @Override
+    public double getBudgetCapacity() {
+        return budgetCapacity;
+    }
+
+    /**
+     * The tokens a host's retry budget holds when full; each retry spends one. Default {@value #DEFAULT_BUDGET_CAPACITY}.
+     *
+     * @param budgetCapacity the capacity
+     */
+    public void setBudgetCapacity(double budgetCapacity) {
+        this.budgetCapacity = budgetCapacity;
+    }
+
+    @Override
+    public double getBudgetRefillPerSuccess() {
+        return budgetRefillPerSuccess;
+    }
+
+    /**
+     * The tokens each success gives back to its host's budget (more than 0, at most 1).
+     * Default {@value #DEFAULT_BUDGET_REFILL_PER_SUCCESS}.
+     *
+     * @param budgetRefillPerSuccess the refill
+     */
+    public void setBudgetRefillPerSuccess(double budgetRefillPerSuccess) {
+        this.budgetRefillPerSuccess = budgetRefillPerSuccess;
+    }
+
+    @Override
+    public KeyFormat getKeyFormat() {
+        return keyFormat;
+    }
+
+    /**
+     * {@code QUOTED} (an sf-string, the default) or {@code BARE}.
+     *
+     * @param keyFormat the format
+     */
+    public void setKeyFormat(KeyFormat keyFormat) {
+        this.keyFormat = keyFormat;
+    }
+
+    @Override
+    public String getHeaderName() {
+        return headerName;
+    }
+
+    /**
+     * The request header carrying the key. Default {@value #DEFAULT_HEADER_NAME}.
+     *
+     * @param headerName the header name
+     */
+    public void setHeaderName(String headerName) {
+        this.headerName = headerName;
+    }
+
+    @Override
+    public String getReplayedHeaderName() {
+        return replayedHeaderName;
+    }
+
+    /**
+     * The response header whose value {@code true} marks a replay. Default {@value #DEFAULT_REPLAYED_HEADER_NAME}.
+     *
+     * @param replayedHeaderName the header name
+     */
+    public void setReplayedHeaderName(String replayedHeaderName) {
+        this.replayedHeaderName = replayedHeaderName;
+    }
+}

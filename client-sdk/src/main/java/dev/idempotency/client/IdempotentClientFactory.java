@@ -1,0 +1,33 @@
+package dev.idempotency.client;
+
+import io.micronaut.context.annotation.EachBean;
+import io.micronaut.context.annotation.Factory;
+import io.micronaut.http.HttpVersion;
+import io.micronaut.http.client.HttpClient;
+import io.micronaut.http.client.HttpClientRegistry;
+import io.micronaut.http.client.HttpVersionSelection;
+import io.micronaut.json.JsonMapper;
+
+import java.util.Optional;
+
+/**
+ * Makes one {@link IdempotentClient} per {@code idempotency.client.<name>} entry, sending
+ * through the Micronaut HTTP client its {@code client-id} names, decoding with the application's
+ * {@link JsonMapper}, and metering into its {@code MeterRegistry} when there is one.
+ */
+@Factory
+final class IdempotentClientFactory {
+
+    @EachBean(IdempotentClientConfiguration.class)
+    IdempotentClient idempotentClient(IdempotentClientConfiguration configuration,
+                                      HttpClientRegistry<?> registry,
+                                      JsonMapper jsonMapper,
+                                      Optional<MetricsSupport> metrics) {
+        IdempotentClientConfig.Builder builder = configuration.toBuilder().jsonMapper(jsonMapper);
+        metrics.ifPresent(m -> m.configure(builder));
+        HttpClient httpClient = configuration.getClientId()
+            .<HttpClient>map(id -> registry.getClient(HttpVersionSelection.forLegacyVersion(HttpVersion.HTTP_1_1), id, null))
+            .orElseGet(registry::getDefaultClient);
+        return IdempotentClient.create(httpClient, builder.build());
+    }
+}
