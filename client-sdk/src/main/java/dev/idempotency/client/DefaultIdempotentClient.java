@@ -28,6 +28,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
@@ -53,8 +56,13 @@ final class DefaultIdempotentClient implements IdempotentClient {
     private final ClientMetrics metrics;
     private volatile JsonMapper jsonMapper;
 
+    /**
+     * @param http   the HTTP client of the programmatic API; {@code null} for an engine that only
+     *               drives declarative calls ({@link IdempotentCall})
+     * @param config the settings
+     */
     DefaultIdempotentClient(HttpClient http, IdempotentClientConfig config) {
-        this.http = Objects.requireNonNull(http, "http");
+        this.http = http;
         this.config = Objects.requireNonNull(config, "config");
         RetryConfig retryConfig = RetryConfig.<Attempt>custom()
             .maxAttempts(config.maxAttempts())
@@ -113,9 +121,46 @@ final class DefaultIdempotentClient implements IdempotentClient {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        Run<T> run = new Run<>(operation, bodyType, key);
-        run.next();
+        if (http == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(
+                "this idempotent client drives declarative @IdempotentCall methods only; it has no HttpClient"));
+        }
+        OperationRun<T> run = new OperationRun<>(operation, bodyType, key);
+        run.schedule();
         return run.promise;
+    }
+
+    /**
+     * Runs one invocation of a declarative {@code @Client} method annotated with
+     * {@link IdempotentCall}: every attempt re-invokes the rest of the interceptor chain (the
+     * HTTP client advice re-binds the request, and {@link IdempotencyKeyClientFilter} puts this
+     * invocation's key on it), ON THE CALLING THREAD, between waits of the configured sleeper.
+     *
+     * @param call the invocation, its key already made and validated
+     * @return what the method returns
+     */
+    Object invoke(DeclarativeCall call) {
+        InvocationRun run = new InvocationRun(call);
+        CallerThreadLoop loop = run.loop;
+        run.schedule();
+        try {
+            Object value = loop.drain(run.promise);
+            DeclarativeCall.LAST.set(run.result);
+            return value;
+        } catch (InterruptedException e) {
+            run.promise.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new CancellationException("interrupted while running the idempotent call");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new IllegalStateException(cause);
+        }
     }
 
     private JsonMapper mapper() {
@@ -127,28 +172,55 @@ final class DefaultIdempotentClient implements IdempotentClient {
         return m;
     }
 
-    /** One operation's attempts. Its steps run one after the other, never concurrently. */
-    private final class Run<T> {
-        final IdempotentOperation op;
-        final Argument<T> bodyType;
+    /** What one attempt produced: the response (status, headers, bytes) and, for a declarative call, what the method returned. */
+    record Sent(IdempotentResult<byte[]> response, @io.micronaut.core.annotation.Nullable Object value, boolean returned) {
+    }
+
+    /**
+     * One operation's attempts: the retry loop shared by the programmatic API and the declarative
+     * calls. Its steps run one after the other, never concurrently; a subclass says how an attempt
+     * is sent ({@link #send}), what success returns ({@link #success}) and where a step runs
+     * ({@link #dispatch}).
+     *
+     * @param <R> what the operation completes with
+     */
+    private abstract class Run<R> {
         final String key;
         final String headerValue;
         final Instant deadline;
         final Retry.AsyncContext<Attempt> engine;
         final RetryBudget budget;
         final String target;
-        final CompletableFuture<IdempotentResult<T>> promise = new CompletableFuture<>();
+        final boolean replayable;
+        final CompletableFuture<R> promise = new CompletableFuture<>();
         int attempts;
 
-        Run(IdempotentOperation op, Argument<T> bodyType, String key) {
-            this.op = op;
-            this.bodyType = bodyType;
+        Run(String key, String target, boolean replayable) {
             this.key = key;
             this.headerValue = Keys.headerValue(key, config.keyFormat());
             this.deadline = config.clock().instant().plus(config.deadline());
             this.engine = retry.asyncContext();
-            this.target = RetryBudget.target(op.uri(), config.name());
+            this.target = target;
             this.budget = budgets == null ? null : budgets.forTarget(target);
+            this.replayable = replayable;
+        }
+
+        /** Sends one attempt; the future never fails with an {@link HttpClientResponseException}. */
+        abstract CompletableFuture<Sent> send(Duration timeout, int number);
+
+        /** @return the operation's result from its final successful attempt */
+        abstract R success(Sent sent, int number);
+
+        /** @return the operation for the retry log line, e.g. {@code POST /payments} */
+        abstract String describe();
+
+        /** Runs the next step: at once (programmatic) or on the caller's thread (declarative). */
+        void dispatch(Runnable step) {
+            step.run();
+        }
+
+        void schedule() {
+            dispatch(this::next);
         }
 
         Duration remaining() {
@@ -171,9 +243,9 @@ final class DefaultIdempotentClient implements IdempotentClient {
                 boolean deadlineBound = remaining.compareTo(config.attemptTimeout()) < 0;
                 Duration timeout = deadlineBound ? remaining : config.attemptTimeout();
                 int number = attempts;
-                send(request(), timeout, number).whenComplete((response, failure) -> {
+                send(timeout, number).whenComplete((sent, failure) -> {
                     try {
-                        handle(number, response, failure, deadlineBound);
+                        handle(number, sent, failure, deadlineBound);
                     } catch (Throwable t) {
                         fail("error", wrap(t));
                     }
@@ -181,61 +253,6 @@ final class DefaultIdempotentClient implements IdempotentClient {
             } catch (Throwable t) {
                 fail("error", wrap(t));
             }
-        }
-
-        MutableHttpRequest<Object> request() {
-            MutableHttpRequest<Object> request = HttpRequest.create(op.method(), op.uri().toString());
-            op.headers().forEach((name, values) -> values.forEach(v -> request.header(name, v)));
-            op.contentType().ifPresent(request::contentType);
-            op.body().ifPresent(request::body);
-            request.getHeaders().remove(config.headerName());
-            request.header(config.headerName(), headerValue);
-            return request;
-        }
-
-        CompletableFuture<IdempotentResult<byte[]>> send(HttpRequest<?> request, Duration timeout, int number) {
-            CompletableFuture<IdempotentResult<byte[]>> future = new CompletableFuture<>();
-            AtomicReference<Subscription> subscription = new AtomicReference<>();
-            Publisher<HttpResponse<byte[]>> publisher = http.exchange(request, Argument.of(byte[].class), Argument.of(byte[].class));
-            publisher.subscribe(new Subscriber<>() {
-                @Override
-                public void onSubscribe(Subscription s) {
-                    subscription.set(s);
-                    if (future.isDone()) {
-                        s.cancel();
-                    } else {
-                        s.request(1);
-                    }
-                }
-
-                @Override
-                public void onNext(HttpResponse<byte[]> response) {
-                    future.complete(snapshot(response, number));
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                    if (t instanceof HttpClientResponseException e) {
-                        future.complete(snapshot(e.getResponse(), number));
-                    } else {
-                        future.completeExceptionally(t);
-                    }
-                }
-
-                @Override
-                public void onComplete() {
-                    future.completeExceptionally(new IOException("the connection closed without a response"));
-                }
-            });
-            future.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
-                if (e instanceof TimeoutException) {
-                    Subscription s = subscription.get();
-                    if (s != null) {
-                        s.cancel();
-                    }
-                }
-            });
-            return future;
         }
 
         IdempotentResult<byte[]> snapshot(HttpResponse<?> response, int number) {
@@ -246,7 +263,7 @@ final class DefaultIdempotentClient implements IdempotentClient {
             return new IdempotentResult<>(response.code(), headers, body, body, replayed, number, key);
         }
 
-        void handle(int number, IdempotentResult<byte[]> response, Throwable failure, boolean deadlineBound) {
+        void handle(int number, Sent sent, Throwable failure, boolean deadlineBound) {
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
                 if (deadlineBound && cause instanceof TimeoutException) {
@@ -263,8 +280,11 @@ final class DefaultIdempotentClient implements IdempotentClient {
                 retryOrFail(number, null, cause);
                 return;
             }
+            IdempotentResult<byte[]> response = sent.response();
             ProblemDetails problem = problem(response);
-            Classifier.Verdict verdict = Classifier.classify(response.status(), problem, config.retryableStatuses());
+            // a declarative method that returned normally succeeded (Micronaut returns 404 as null/empty, not an error)
+            Classifier.Verdict verdict = sent.returned() ? Classifier.Verdict.SUCCESS
+                : Classifier.classify(response.status(), problem, config.retryableStatuses());
             Attempt attempt = new Attempt(number, response, problem, verdict,
                 RetryAfter.parse(response.header("Retry-After").orElse(null), config.clock().instant()).orElse(null));
             if (verdict == Classifier.Verdict.RETRY) {
@@ -277,8 +297,7 @@ final class DefaultIdempotentClient implements IdempotentClient {
                 budget.onSuccess();
             }
             if (verdict == Classifier.Verdict.SUCCESS) {
-                IdempotentResult<T> result = new IdempotentResult<>(response.status(), response.headers(),
-                    response.bodyBytes(), decode(response), response.replayed(), number, key);
+                R result = success(sent, number);
                 metrics.outcome(response.replayed() ? "replayed" : "success");
                 promise.complete(result);
             } else if (response.status() == 422 && problem != null && problem.hasCode(ProblemDetails.KEY_REUSED)) {
@@ -298,7 +317,7 @@ final class DefaultIdempotentClient implements IdempotentClient {
             ProblemDetails problem = attempt == null ? null : attempt.problem();
             String reason = attempt != null ? Classifier.reason(attempt) : Classifier.reason(cause);
             boolean inProgress = response != null && response.status() == 409;
-            if (!op.replayable()) {
+            if (!replayable) {
                 tellEngineFinal(attempt, cause);
                 fail("retries-exhausted", new RetriesExhaustedException("attempt " + number + " failed (" + reason
                     + ") and the body is a stream that cannot be sent again, so it is not retried", key, number, response, problem, cause));
@@ -340,14 +359,14 @@ final class DefaultIdempotentClient implements IdempotentClient {
                 return;
             }
             // C10: exactly one line per retry
-            LOG.info("Idempotent {} {}: attempt {} of {} failed ({}); retrying in {} ms with Idempotency-Key {}",
-                op.method(), op.uri(), number, config.maxAttempts(), reason, wait.toMillis(), key);
+            LOG.info("Idempotent {}: attempt {} of {} failed ({}); retrying in {} ms with Idempotency-Key {}",
+                describe(), number, config.maxAttempts(), reason, wait.toMillis(), key);
             metrics.retry(attempt != null ? Classifier.reasonTag(attempt) : Classifier.reasonTag(cause));
             config.sleeper().sleep(wait).whenComplete((ignored, error) -> {
                 if (error != null) {
                     fail("error", wrap(error));
                 } else {
-                    next();
+                    schedule();
                 }
             });
         }
@@ -389,6 +408,88 @@ final class DefaultIdempotentClient implements IdempotentClient {
             }
         }
 
+    }
+
+    /** The programmatic API's operation: builds the request itself and decodes the final body. */
+    private final class OperationRun<T> extends Run<IdempotentResult<T>> {
+        final IdempotentOperation op;
+        final Argument<T> bodyType;
+
+        OperationRun(IdempotentOperation op, Argument<T> bodyType, String key) {
+            super(key, RetryBudget.target(op.uri(), config.name()), op.replayable());
+            this.op = op;
+            this.bodyType = bodyType;
+        }
+
+        @Override
+        String describe() {
+            return op.method() + " " + op.uri();
+        }
+
+        @Override
+        IdempotentResult<T> success(Sent sent, int number) {
+            IdempotentResult<byte[]> response = sent.response();
+            return new IdempotentResult<>(response.status(), response.headers(),
+                response.bodyBytes(), decode(response), response.replayed(), number, key);
+        }
+
+        MutableHttpRequest<Object> request() {
+            MutableHttpRequest<Object> request = HttpRequest.create(op.method(), op.uri().toString());
+            op.headers().forEach((name, values) -> values.forEach(v -> request.header(name, v)));
+            op.contentType().ifPresent(request::contentType);
+            op.body().ifPresent(request::body);
+            request.getHeaders().remove(config.headerName());
+            request.header(config.headerName(), headerValue);
+            return request;
+        }
+
+        @Override
+        CompletableFuture<Sent> send(Duration timeout, int number) {
+            HttpRequest<?> request = request();
+            CompletableFuture<Sent> future = new CompletableFuture<>();
+            AtomicReference<Subscription> subscription = new AtomicReference<>();
+            Publisher<HttpResponse<byte[]>> publisher = http.exchange(request, Argument.of(byte[].class), Argument.of(byte[].class));
+            publisher.subscribe(new Subscriber<>() {
+                @Override
+                public void onSubscribe(Subscription s) {
+                    subscription.set(s);
+                    if (future.isDone()) {
+                        s.cancel();
+                    } else {
+                        s.request(1);
+                    }
+                }
+
+                @Override
+                public void onNext(HttpResponse<byte[]> response) {
+                    future.complete(new Sent(snapshot(response, number), null, false));
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    if (t instanceof HttpClientResponseException e) {
+                        future.complete(new Sent(snapshot(e.getResponse(), number), null, false));
+                    } else {
+                        future.completeExceptionally(t);
+                    }
+                }
+
+                @Override
+                public void onComplete() {
+                    future.completeExceptionally(new IOException("the connection closed without a response"));
+                }
+            });
+            future.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
+                if (e instanceof TimeoutException) {
+                    Subscription s = subscription.get();
+                    if (s != null) {
+                        s.cancel();
+                    }
+                }
+            });
+            return future;
+        }
+
         @SuppressWarnings("unchecked")
         T decode(IdempotentResult<byte[]> response) {
             byte[] bytes = response.bodyBytes();
@@ -408,6 +509,79 @@ final class DefaultIdempotentClient implements IdempotentClient {
                 throw new IdempotentRequestException("the response body could not be decoded as " + bodyType,
                     key, response.attempts(), response, null, e);
             }
+        }
+    }
+
+    /**
+     * One invocation of a declarative method: each attempt is {@code context.proceed(interceptor)}
+     * (the HTTP client advice binds and sends a fresh request; the key filter adds this
+     * invocation's key), run on the caller's thread through {@link CallerThreadLoop}.
+     */
+    private final class InvocationRun extends Run<Object> {
+        final DeclarativeCall call;
+        final CallerThreadLoop loop = new CallerThreadLoop();
+        volatile IdempotentResult<Object> result;
+
+        InvocationRun(DeclarativeCall call) {
+            super(call.key(), call.budgetTarget(), true);
+            this.call = call;
+        }
+
+        @Override
+        void dispatch(Runnable step) {
+            loop.execute(step);
+        }
+
+        @Override
+        String describe() {
+            return call.describe();
+        }
+
+        @Override
+        CompletableFuture<Sent> send(Duration timeout, int number) {
+            call.beginAttempt(number, headerValue);
+            try {
+                Object value = call.proceed();
+                HttpResponse<?> response = value instanceof HttpResponse<?> r ? r : call.lastResponse();
+                IdempotentResult<byte[]> snapshot = response != null ? snapshot(response, number)
+                    : new IdempotentResult<>(200, Map.of(), EMPTY, EMPTY, false, number, key);
+                return CompletableFuture.completedFuture(new Sent(snapshot, value, true));
+            } catch (HttpClientResponseException e) {
+                return CompletableFuture.completedFuture(new Sent(snapshot(e.getResponse(), number), null, false));
+            } catch (Throwable t) {
+                return CompletableFuture.failedFuture(t);
+            }
+        }
+
+        @Override
+        Object success(Sent sent, int number) {
+            IdempotentResult<byte[]> r = sent.response();
+            Object value = sent.value();
+            Object body = value instanceof HttpResponse<?> response ? response.getBody().orElse(null) : value;
+            result = new IdempotentResult<>(r.status(), r.headers(), EMPTY, body, r.replayed(), number, key);
+            return value;
+        }
+    }
+
+    /**
+     * Runs the steps of a declarative call on the thread that called the method, so every attempt
+     * sees that thread's context (propagated context, MDC, security) exactly as a plain call would.
+     */
+    private static final class CallerThreadLoop implements Executor {
+        private static final Runnable WAKE_UP = () -> { };
+        private final BlockingQueue<Runnable> steps = new LinkedBlockingQueue<>();
+
+        @Override
+        public void execute(Runnable step) {
+            steps.add(step);
+        }
+
+        <R> R drain(CompletableFuture<R> promise) throws InterruptedException, ExecutionException {
+            promise.whenComplete((r, e) -> steps.add(WAKE_UP));
+            while (!promise.isDone()) {
+                steps.take().run();
+            }
+            return promise.get();
         }
     }
 

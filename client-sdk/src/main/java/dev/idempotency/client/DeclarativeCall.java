@@ -1,0 +1,99 @@
+package dev.idempotency.client;
+
+import io.micronaut.aop.MethodInterceptor;
+import io.micronaut.aop.MethodInvocationContext;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.MutableHttpRequest;
+import io.micronaut.http.client.ClientAttributes;
+
+import java.util.Optional;
+
+/**
+ * One invocation of an {@link IdempotentCall} method, shared by the interceptor that retries it
+ * and the client filter that writes its key on each attempt's request. It is stored as an
+ * attribute of the method's invocation context, which the HTTP client advice puts on every
+ * request it binds ({@link ClientAttributes#getInvocationContext}): the key travels with THIS
+ * invocation's requests only, whatever thread the filter runs on, and never leaks into other
+ * HTTP calls made meanwhile.
+ */
+final class DeclarativeCall {
+
+    static final String ATTRIBUTE = DeclarativeCall.class.getName();
+    static final ThreadLocal<IdempotentResult<?>> LAST = new ThreadLocal<>();
+
+    private final MethodInvocationContext<Object, Object> context;
+    private final MethodInterceptor<Object, Object> interceptor;
+    private final String key;
+    private final String headerName;
+    private final String budgetTarget;
+    private volatile String headerValue;
+    private volatile int attempt;
+    private volatile String lastRequest;
+    private volatile HttpResponse<?> lastResponse;
+
+    DeclarativeCall(MethodInvocationContext<Object, Object> context, MethodInterceptor<Object, Object> interceptor,
+                    String key, String headerName, String budgetTarget) {
+        this.context = context;
+        this.interceptor = interceptor;
+        this.key = key;
+        this.headerName = headerName;
+        this.budgetTarget = budgetTarget;
+    }
+
+    /** @return the call whose request this is, if the request was bound for an {@link IdempotentCall} method */
+    static Optional<DeclarativeCall> of(HttpRequest<?> request) {
+        return ClientAttributes.getInvocationContext(request)
+            .flatMap(c -> c.getAttribute(ATTRIBUTE))
+            .filter(DeclarativeCall.class::isInstance)
+            .map(DeclarativeCall.class::cast);
+    }
+
+    String key() {
+        return key;
+    }
+
+    String budgetTarget() {
+        return budgetTarget;
+    }
+
+    /** Called by the engine before each attempt. */
+    void beginAttempt(int number, String headerValue) {
+        this.attempt = number;
+        this.headerValue = headerValue;
+        this.lastResponse = null;
+    }
+
+    /** One attempt: the rest of the interceptor chain, i.e. the HTTP client advice binds and sends a new request. */
+    Object proceed() {
+        return context.proceed(interceptor);
+    }
+
+    /** Called by the filter on each attempt's request: the same key every time. */
+    void onRequest(MutableHttpRequest<?> request) {
+        request.getHeaders().remove(headerName);
+        request.header(headerName, headerValue);
+        lastRequest = request.getMethodName() + " " + request.getPath();
+    }
+
+    /** Called by the filter with each attempt's response (a 2xx/3xx one at least). */
+    void onResponse(HttpResponse<?> response) {
+        lastResponse = response;
+    }
+
+    @Nullable
+    HttpResponse<?> lastResponse() {
+        return lastResponse;
+    }
+
+    int attempt() {
+        return attempt;
+    }
+
+    String describe() {
+        String method = context.getDeclaringType().getSimpleName() + "." + context.getMethodName();
+        String request = lastRequest;
+        return request == null ? method : request + " (" + method + ")";
+    }
+}
