@@ -1,0 +1,183 @@
+package dev.idempotency.examples.client;
+
+import java.net.URI;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * What the demo does, from the command line ({@code --name value}) or the environment; a
+ * command-line option wins over its variable.
+ *
+ * @param service     the payments service, e.g. {@code http://127.0.0.1:8080} (a loopback address:
+ *                    the fault proxy forwards only on this machine)
+ * @param operations  how many logical operations to run (creates, captures, refunds in turn)
+ * @param seed        the seed of the proxy's fault decisions and of the backoff jitter
+ * @param drop        chance that a response is withheld after the service handled the request
+ * @param reset       chance that a connection is reset before the request is forwarded
+ * @param maxAttempts attempts per operation, the first included
+ * @param verbose     also print the SDK's log line for every retry
+ * @param help        print the usage and stop
+ */
+public record DemoSettings(URI service, int operations, long seed, double drop, double reset, int maxAttempts,
+                           boolean verbose, boolean help) {
+
+    /** The service's default address (its README's command starts it there). */
+    public static final String DEFAULT_SERVICE = "http://127.0.0.1:8080";
+    /** Default number of operations. */
+    public static final int DEFAULT_OPERATIONS = 20;
+    /** Default chance of a dropped response. */
+    public static final double DEFAULT_DROP = 0.3;
+    /** Default chance of a reset connection. */
+    public static final double DEFAULT_RESET = 0.1;
+    /**
+     * Default attempts per operation: twice the SDK's default (4), because this network loses about
+     * 37% of all requests, far more than a real one.
+     */
+    public static final int DEFAULT_MAX_ATTEMPTS = 8;
+
+    static final String USAGE = String.join("\n",
+        "Usage: PaymentsClientDemo [options]   (through Maven: -Dexec.args=\"options\")",
+        "  --service URL        the payments service (default " + DEFAULT_SERVICE + ", env PAYMENTS_URL)",
+        "  --operations N       logical operations to run (default " + DEFAULT_OPERATIONS + ", env DEMO_OPERATIONS)",
+        "  --seed N             seed of the injected faults (default: a random one, printed; env DEMO_SEED)",
+        "  --drop P             chance 0..1 that a response is lost after the service handled the request",
+        "                       (default " + DEFAULT_DROP + ", env DEMO_DROP)",
+        "  --reset P            chance 0..1 that a connection is reset before the request reaches the service",
+        "                       (default " + DEFAULT_RESET + ", env DEMO_RESET)",
+        "  --max-attempts N     attempts per operation, 1..100 (default " + DEFAULT_MAX_ATTEMPTS
+            + ", env DEMO_MAX_ATTEMPTS)",
+        "  --verbose            also print the SDK's log line for each retry (env DEMO_VERBOSE=true)",
+        "  --help               this text");
+
+    /** A bad option or value; its message says which and why. */
+    public static final class UsageException extends RuntimeException {
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * @param args the command line
+     * @param env  the environment ({@code System.getenv()})
+     * @return the settings
+     * @throws UsageException for an unknown option or a bad value
+     */
+    public static DemoSettings parse(String[] args, Map<String, String> env) {
+        String service = env.getOrDefault("PAYMENTS_URL", DEFAULT_SERVICE);
+        String operations = env.get("DEMO_OPERATIONS");
+        String seed = env.get("DEMO_SEED");
+        String drop = env.get("DEMO_DROP");
+        String reset = env.get("DEMO_RESET");
+        String maxAttempts = env.get("DEMO_MAX_ATTEMPTS");
+        boolean verbose = Boolean.parseBoolean(env.getOrDefault("DEMO_VERBOSE", "false"));
+        boolean help = false;
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            switch (arg) {
+                case "--help", "-h" -> help = true;
+                case "--verbose", "-v" -> verbose = true;
+                case "--service" -> service = value(args, ++i, arg);
+                case "--operations" -> operations = value(args, ++i, arg);
+                case "--seed" -> seed = value(args, ++i, arg);
+                case "--drop" -> drop = value(args, ++i, arg);
+                case "--reset" -> reset = value(args, ++i, arg);
+                case "--max-attempts" -> maxAttempts = value(args, ++i, arg);
+                default -> throw new UsageException("unknown option: " + arg);
+            }
+        }
+        return new DemoSettings(
+            serviceUri(service),
+            intIn("operations", operations, DEFAULT_OPERATIONS, 1, 10_000),
+            seed == null ? ThreadLocalRandom.current().nextLong(1, 1_000_000) : longValue("seed", seed),
+            probability("drop", drop, DEFAULT_DROP),
+            probability("reset", reset, DEFAULT_RESET),
+            intIn("max-attempts", maxAttempts, DEFAULT_MAX_ATTEMPTS, 1, 100),
+            verbose, help);
+    }
+
+    /** @return the defaults with this service and seed (for tests and embedding) */
+    public static DemoSettings defaults(URI service, long seed) {
+        return new DemoSettings(service, DEFAULT_OPERATIONS, seed, DEFAULT_DROP, DEFAULT_RESET, DEFAULT_MAX_ATTEMPTS,
+            false, false);
+    }
+
+    /** @return a copy with another number of operations */
+    public DemoSettings withOperations(int n) {
+        return new DemoSettings(service, n, seed, drop, reset, maxAttempts, verbose, help);
+    }
+
+    /** @return a copy with other fault rates */
+    public DemoSettings withFaults(double dropChance, double resetChance) {
+        return new DemoSettings(service, operations, seed, dropChance, resetChance, maxAttempts, verbose, help);
+    }
+
+    /** @return a copy with another attempt limit */
+    public DemoSettings withMaxAttempts(int n) {
+        return new DemoSettings(service, operations, seed, drop, reset, n, verbose, help);
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length) {
+            throw new UsageException(option + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static URI serviceUri(String s) {
+        URI uri;
+        try {
+            uri = URI.create(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("service: not a URL: " + s);
+        }
+        if (!"http".equals(uri.getScheme()) || uri.getHost() == null) {
+            throw new UsageException("service: an http://host:port URL is needed, got: " + s);
+        }
+        return uri;
+    }
+
+    private static int intIn(String what, String s, int dflt, int min, int max) {
+        if (s == null) {
+            return dflt;
+        }
+        try {
+            int n = Integer.parseInt(s.trim());
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new UsageException(what + ": a whole number from " + min + " to " + max + " is needed, got: " + s);
+    }
+
+    private static long longValue(String what, String s) {
+        try {
+            return Long.parseLong(s.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException(what + ": a whole number is needed, got: " + s);
+        }
+    }
+
+    private static double probability(String what, String s, double dflt) {
+        if (s == null) {
+            return dflt;
+        }
+        try {
+            double p = Double.parseDouble(s.trim());
+            if (p >= 0 && p <= 1) {
+                return p;
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new UsageException(what + ": a chance from 0 to 1 (e.g. 0.3 for 30%) is needed, got: " + s);
+    }
+
+    /** @return e.g. {@code 30%} */
+    static String percent(double p) {
+        double v = p * 100;
+        return (v == Math.rint(v) ? String.valueOf((long) v) : String.format(Locale.ROOT, "%.1f", v)) + "%";
+    }
+}
