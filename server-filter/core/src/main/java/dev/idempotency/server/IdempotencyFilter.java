@@ -146,7 +146,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             return reject(ProblemCode.KEY_INVALID, e.getMessage()
                 + ". A key is 1 to 255 printable ASCII characters, sent as a quoted string.");
         }
-        byte[] body;
+        Body body;
         try {
             body = readBody(request);
         } catch (BodyTooLarge e) {
@@ -470,14 +470,14 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         return HexFormat.of().formatHex(sink.finish());
     }
 
-    private byte[] fingerprint(HttpRequest<?> request, RoutePolicy policy, byte[] body) {
+    private byte[] fingerprint(HttpRequest<?> request, RoutePolicy policy, Body body) {
         RequestFingerprint f = RequestFingerprint.of(request.getMethodName(), request.getPath())
             .ignoringJsonPointers(policy.ignoredJsonPointers());
         request.getParameters().forEach((name, vals) -> f.query(name, vals));
         for (String h : policy.fingerprintHeaders()) {
             f.header(h, request.getHeaders().getAll(h));
         }
-        return f.sha256(request.getHeaders().get(HttpHeaders.CONTENT_TYPE), body, body.length);
+        return f.sha256(request.getHeaders().get(HttpHeaders.CONTENT_TYPE), body.bytes(), body.length());
     }
 
     /**
@@ -497,7 +497,12 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             .map(r -> (ServerHttpRequest<?>) r);
     }
 
-    private byte[] readBody(HttpRequest<?> request) throws BodyTooLarge {
+    /** The request body as read: the first {@code length} bytes of {@code bytes} (no trimming copy). */
+    private record Body(byte[] bytes, int length) {
+        static final Body EMPTY = new Body(new byte[0], 0);
+    }
+
+    private Body readBody(HttpRequest<?> request) throws BodyTooLarge {
         // Never fingerprint an unreadable body as empty: that would replay one payload's result
         // for another. Fail the request instead; this is a server setup problem, not the client's.
         ServerHttpRequest<?> serverRequest = serverRequest(request).orElseThrow(() -> new IllegalStateException(
@@ -511,7 +516,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             throw new BodyTooLarge();
         }
         if (expected.isPresent() && expected.getAsLong() == 0) {
-            return new byte[0];
+            return Body.EMPTY;
         }
         try (InputStream in = body.split(ByteBody.SplitBackpressureMode.FASTEST).toInputStream()) {
             byte[] buf = new byte[(int) Math.min(cap + 1L, expected.orElse(8192))];
@@ -532,7 +537,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             if (n > cap) {
                 throw new BodyTooLarge();
             }
-            return n == buf.length ? buf : Arrays.copyOf(buf, n);
+            return new Body(buf, n);
         } catch (IOException e) {
             throw new UncheckedIOException("could not read the request body", e);
         }

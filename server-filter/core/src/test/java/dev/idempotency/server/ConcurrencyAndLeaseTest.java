@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import dev.idempotency.testsupport.Http;
+
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import dev.idempotency.testsupport.Http;
+
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.runtime.server.EmbeddedServer;

@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import dev.idempotency.testsupport.Http;
+
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.annotation.Body;

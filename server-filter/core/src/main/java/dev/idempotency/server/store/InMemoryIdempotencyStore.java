@@ -188,9 +188,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                 + " before their retention ended; retries of those keys will run again. Raise"
                 + " idempotency.store.memory.max-entries or use a shared store", maxEntries, evicted);
         }
-        if (entries.size() >= maxEntries) {
-            purgeExpired(); // abandoned in-progress records whose lease ran out
+        if (evicted > 0) {
+            // room was made; writers racing past the size check may overshoot by a few records,
+            // which is no reason to refuse this one
+            return;
         }
+        purgeExpired(); // abandoned in-progress records whose lease ran out
         if (entries.size() >= maxEntries) {
             throw new IdempotencyStoreException("in-memory idempotency store is full: " + maxEntries
                 + " requests in progress; raise idempotency.store.memory.max-entries or use a shared store");

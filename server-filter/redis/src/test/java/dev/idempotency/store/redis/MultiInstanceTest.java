@@ -1,5 +1,7 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.testsupport.Http;
+
 import dev.idempotency.testsupport.TestRedis;
 
 import io.lettuce.core.RedisClient;
@@ -79,7 +81,7 @@ class MultiInstanceTest {
                 URI base = bases.get(i % 2);
                 futures.add(pool.submit(() -> {
                     go.await();
-                    return TestHttp.postJson(base, path, key, body);
+                    return new Http(base).postJson(path, key, body);
                 }));
             }
             go.countDown();
@@ -102,7 +104,7 @@ class MultiInstanceTest {
 
         // afterwards both instances replay the one result
         for (URI base : bases) {
-            HttpResponse<byte[]> replay = TestHttp.postJson(base, path, key, body);
+            HttpResponse<byte[]> replay = new Http(base).postJson(path, key, body);
             assertThat(replay.statusCode()).isEqualTo(200);
             assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
             assertThat(replay.body()).isEqualTo(original);

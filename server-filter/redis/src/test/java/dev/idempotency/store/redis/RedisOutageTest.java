@@ -1,5 +1,7 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.testsupport.Http;
+
 import dev.idempotency.testsupport.RedisServerProcess;
 
 import dev.idempotency.server.store.IdempotencyStore;
@@ -67,25 +69,25 @@ class RedisOutageTest {
         String test = "outage-" + UUID.randomUUID();
         String path = "/redis-api/" + test;
         String before = key();
-        HttpResponse<byte[]> stored = TestHttp.postJson(base, path, before, "{\"a\":1}");
+        HttpResponse<byte[]> stored = new Http(base).postJson(path, before, "{\"a\":1}");
         assertThat(stored.statusCode()).isEqualTo(200);
         assertThat(TestApi.executions(test)).isEqualTo(1);
 
         redis.kill();
         String during = key();
-        HttpResponse<byte[]> down = TestHttp.postJson(base, path, during, "{\"a\":2}");
+        HttpResponse<byte[]> down = new Http(base).postJson(path, during, "{\"a\":2}");
         assertThat(down.statusCode()).isEqualTo(503);
         assertThat(down.headers().firstValue("Content-Type")).hasValue("application/problem+json");
         assertThat(down.headers().firstValue("Retry-After")).isPresent();
         assertThat(new String(down.body(), StandardCharsets.UTF_8)).contains("\"code\":\"idempotency-store-unavailable\"");
-        assertThat(TestHttp.postJson(base, path, before, "{\"a\":1}").statusCode()).isEqualTo(503);
+        assertThat(new Http(base).postJson(path, before, "{\"a\":1}").statusCode()).isEqualTo(503);
         assertThat(TestApi.executions(test)).isEqualTo(1);
 
         redis.restart();
         HttpResponse<byte[]> replay = null;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
-            replay = TestHttp.postJson(base, path, before, "{\"a\":1}");
+            replay = new Http(base).postJson(path, before, "{\"a\":1}");
             if (replay.statusCode() != 503) {
                 break;
             }
@@ -96,7 +98,7 @@ class RedisOutageTest {
         assertThat(replay.body()).isEqualTo(stored.body());
 
         // the key refused during the outage left no lock behind: it runs now, once
-        HttpResponse<byte[]> after = TestHttp.postJson(base, path, during, "{\"a\":2}");
+        HttpResponse<byte[]> after = new Http(base).postJson(path, during, "{\"a\":2}");
         assertThat(after.statusCode()).isEqualTo(200);
         assertThat(after.headers().firstValue("Idempotent-Replayed")).isEmpty();
         assertThat(TestApi.executions(test)).isEqualTo(2);

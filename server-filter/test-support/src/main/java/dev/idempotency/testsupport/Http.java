@@ -1,4 +1,4 @@
-package dev.idempotency.server;
+package dev.idempotency.testsupport;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,10 +14,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A byte-exact HTTP client for the filter tests: {@link java.net.http.HttpClient} for ordinary
- * requests, and a raw socket for header bytes that well-behaved clients refuse to send.
+ * A byte-exact HTTP client for the filter-level tests of every module:
+ * {@link java.net.http.HttpClient} for ordinary requests, and a raw socket for header bytes and
+ * framings that well-behaved clients refuse to send. Never throws on 4xx/5xx.
  */
-final class Http {
+public final class Http {
 
     private static final HttpClient CLIENT = HttpClient.newBuilder()
         .version(HttpClient.Version.HTTP_1_1)
@@ -26,19 +27,19 @@ final class Http {
 
     private final URI base;
 
-    Http(URI base) {
+    public Http(URI base) {
         this.base = base;
     }
 
-    HttpResponse<byte[]> post(String path, String key, String contentType, byte[] body, String... headers) {
+    public HttpResponse<byte[]> post(String path, String key, String contentType, byte[] body, String... headers) {
         return send("POST", path, key, contentType, body, headers);
     }
 
-    HttpResponse<byte[]> postJson(String path, String key, String json, String... headers) {
+    public HttpResponse<byte[]> postJson(String path, String key, String json, String... headers) {
         return post(path, key, "application/json", json.getBytes(StandardCharsets.UTF_8), headers);
     }
 
-    HttpResponse<byte[]> send(String method, String path, String key, String contentType, byte[] body,
+    public HttpResponse<byte[]> send(String method, String path, String key, String contentType, byte[] body,
                               String... headers) {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path))
             .timeout(Duration.ofSeconds(30))
@@ -62,17 +63,22 @@ final class Http {
         }
     }
 
+    /** @return the body as UTF-8 text */
+    public static String body(HttpResponse<byte[]> response) {
+        return new String(response.body(), StandardCharsets.UTF_8);
+    }
+
     /** A raw response: status line and header lines, undecoded. */
-    record Raw(int status, List<String> headerLines, String body) {
+    public record Raw(int status, List<String> headerLines, String body) {
     }
 
     /** Sends a POST whose Idempotency-Key header lines are given as raw ISO-8859-1 bytes. */
-    Raw rawPost(String path, List<byte[]> keyHeaderValues) {
+    public Raw rawPost(String path, List<byte[]> keyHeaderValues) {
         return raw(path, keyHeaderValues, "Content-Length: 2\r\n", "{}".getBytes(StandardCharsets.ISO_8859_1));
     }
 
     /** Sends a JSON POST with {@code Transfer-Encoding: chunked} (no Content-Length), in 4 KiB chunks. */
-    Raw chunkedPost(String path, String key, byte[] body) {
+    public Raw chunkedPost(String path, String key, byte[] body) {
         java.io.ByteArrayOutputStream chunks = new java.io.ByteArrayOutputStream();
         for (int off = 0; off < body.length; off += 4096) {
             int len = Math.min(4096, body.length - off);
