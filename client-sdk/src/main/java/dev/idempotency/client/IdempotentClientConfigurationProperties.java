@@ -227,7 +227,9 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
     }
 
     /**
-     * {@code QUOTED} (an sf-string, the default) or {@code BARE}.
+     * How the key is written in the header: {@code QUOTED}, an RFC 9651 sf-string
+     * ({@code "..."}), or {@code BARE}, the key alone, for servers that accept only that.
+     * Default {@code QUOTED}.
      *
      * @param keyFormat the format
      */

@@ -7,7 +7,7 @@ import io.micronaut.core.annotation.Nullable;
  * (CONTRACT S20): {@code type}, {@code title}, {@code status}, {@code detail} and the stable
  * {@code code}. Members the body does not have are {@code null} ({@code status} is 0).
  *
- * @param type   the problem type URI, e.g. {@code https://idempotency.dev/contract#idempotency-key-reused}
+ * @param type   the problem type URI, e.g. {@code https://idempotency.dev/contract/#idempotency-key-reused}
  * @param code   the stable code, e.g. {@code idempotency-key-reused}
  * @param title  the short summary
  * @param detail the explanation

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ClassifierTest {
 
     private static final ProblemDetails IN_PROGRESS = new ProblemDetails(
-        "https://idempotency.dev/contract#idempotency-request-in-progress", ProblemDetails.REQUEST_IN_PROGRESS,
+        "https://idempotency.dev/contract/#idempotency-request-in-progress", ProblemDetails.REQUEST_IN_PROGRESS,
         "Request with this Idempotency-Key in progress", "...", 409);
     private static final ProblemDetails REUSED = new ProblemDetails(null, ProblemDetails.KEY_REUSED, null, null, 422);
 

@@ -3,7 +3,6 @@ package dev.idempotency.server;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Requires;
-import io.micronaut.context.annotation.Value;
 import jakarta.inject.Singleton;
 
 import java.time.Clock;
@@ -15,9 +14,6 @@ import java.time.Clock;
 @Factory
 final class IdempotencyBeans {
 
-    /** Property holding the in-memory store's capacity. */
-    static final String MEMORY_MAX_ENTRIES = IdempotencyConfigurationProperties.PREFIX + ".store.memory.max-entries";
-
     @Singleton
     @Requires(missingBeans = Clock.class)
     Clock idempotencyClock() {
@@ -26,8 +22,7 @@ final class IdempotencyBeans {
 
     @Singleton
     InMemoryIdempotencyStore inMemoryIdempotencyStore(
-        Clock clock,
-        @Value("${" + MEMORY_MAX_ENTRIES + ":" + InMemoryIdempotencyStore.DEFAULT_MAX_ENTRIES + "}") int maxEntries) {
-        return new InMemoryIdempotencyStore(clock, maxEntries);
+        Clock clock, InMemoryStoreConfigurationProperties config) {
+        return new InMemoryIdempotencyStore(clock, config.getMaxEntries());
     }
 }

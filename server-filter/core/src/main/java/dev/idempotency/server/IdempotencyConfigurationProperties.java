@@ -33,7 +33,9 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     public static final String DEFAULT_REPLAYED_HEADER_NAME = "Idempotent-Replayed";
     public static final boolean DEFAULT_REPLAY_HANDLED_EXCEPTIONS = false;
     public static final boolean DEFAULT_TRANSACTIONAL = false;
-    public static final URI DEFAULT_CONTRACT_URL = URI.create("https://idempotency.dev/contract");
+    /** The contract page of the published site (contract-docs), which every problem code has an anchor on. */
+    public static final String DEFAULT_CONTRACT_PAGE = "https://idempotency.dev/contract/";
+    public static final URI DEFAULT_CONTRACT_URL = URI.create(DEFAULT_CONTRACT_PAGE);
     public static final String DEFAULT_ANONYMOUS_SCOPE = "anonymous";
     public static final Duration DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(2);
     public static final Duration DEFAULT_IN_FLIGHT_RETRY_AFTER_MAX = Duration.ofSeconds(5);
@@ -195,7 +197,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     /**
      * The largest request body, in bytes, read to compute the fingerprint; a larger body is
      * answered 413 {@code idempotency-body-too-large} without running the handler. Default
-     * 1 MiB.
+     * {@value #DEFAULT_MAX_REQUEST_BODY_SIZE} bytes (1 MiB).
      *
      * @param maxRequestBodySize bytes, at least 0
      */
@@ -211,7 +213,8 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     /**
      * The largest response body, in bytes, stored for replay. A larger (or streamed) body goes
      * to the client untouched and its replay carries status and headers only, with
-     * {@code Idempotency-Replay: omitted}. Default 1 MiB.
+     * {@code Idempotency-Replay: omitted}. Default
+     * {@value #DEFAULT_MAX_STORED_BODY_SIZE} bytes (1 MiB).
      *
      * @param maxStoredBodySize bytes, at least 0
      */
@@ -362,7 +365,9 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
 
     /**
      * The published contract page. Problem {@code type}s are this URL plus {@code #} and the
-     * problem code, and every problem carries {@code Link: <url>; rel="describedby"}.
+     * problem code, and every problem carries {@code Link: <url>; rel="describedby"}. Default
+     * {@value #DEFAULT_CONTRACT_PAGE}, the published contract, which has an anchor for every
+     * code. An API that publishes its own copy of the contract points this at that copy.
      *
      * @param contractUrl an absolute URI without a fragment
      */

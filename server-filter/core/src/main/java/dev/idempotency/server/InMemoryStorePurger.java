@@ -11,14 +11,16 @@ import org.slf4j.LoggerFactory;
 /**
  * Removes expired records from the in-memory store on a schedule (CONTRACT S16), so memory is
  * given back without waiting for the store to fill up; does nothing when another store replaced
- * the in-memory one. Interval:
- * {@code idempotency.store.memory.purge-interval}, default one minute.
+ * the in-memory one. Interval: {@code idempotency.store.memory.purge-interval}
+ * ({@link InMemoryStoreConfigurationProperties}), default one minute.
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 final class InMemoryStorePurger {
 
     private static final Logger LOG = LoggerFactory.getLogger(InMemoryStorePurger.class);
+    private static final String INTERVAL = "${" + InMemoryStoreConfigurationProperties.PREFIX + ".purge-interval:"
+        + InMemoryStoreConfigurationProperties.DEFAULT_PURGE_INTERVAL + "}";
 
     private final IdempotencyStore store;
 
@@ -30,8 +32,7 @@ final class InMemoryStorePurger {
         this.store = store;
     }
 
-    @Scheduled(fixedDelay = "${idempotency.store.memory.purge-interval:1m}",
-        initialDelay = "${idempotency.store.memory.purge-interval:1m}")
+    @Scheduled(fixedDelay = INTERVAL, initialDelay = INTERVAL)
     void purge() {
         if (!(store instanceof InMemoryIdempotencyStore memory)) {
             return;

@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import java.net.URI;
+
 /**
  * The stable codes of the rejections the filter answers itself (CONTRACT S20). Each is the
  * {@code code} member of an {@code application/problem+json} body and the fragment of its
@@ -42,5 +44,16 @@ public enum ProblemCode {
     /** @return the problem's short human-readable title */
     public String title() {
         return title;
+    }
+
+    /**
+     * The problem's {@code type}: the contract page with this code as its fragment. The published
+     * contract page has an anchor for every code; the build checks it.
+     *
+     * @param contractPage the contract page, {@code idempotency.contract-url}
+     * @return e.g. {@code https://idempotency.dev/contract/#idempotency-key-reused}
+     */
+    public URI type(URI contractPage) {
+        return contractPage.resolve("#" + code);
     }
 }

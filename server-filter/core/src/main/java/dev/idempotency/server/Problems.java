@@ -4,6 +4,7 @@ import io.micronaut.http.HttpHeaders;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.MutableHttpResponse;
 
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,12 +29,12 @@ final class Problems {
     private static final DateTimeFormatter IMF_FIXDATE =
         DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
 
-    private final String contractUrl;
+    private final URI contractUrl;
     private final String link;
     private final Clock clock;
 
     Problems(IdempotencyConfiguration config, Clock clock) {
-        this.contractUrl = config.getContractUrl().toString();
+        this.contractUrl = config.getContractUrl();
         this.link = "<" + contractUrl + ">; rel=\"describedby\"";
         this.clock = clock;
     }
@@ -49,7 +50,7 @@ final class Problems {
     }
 
     MutableHttpResponse<byte[]> response(ProblemCode code, String detail) {
-        String json = "{\"type\":" + quote(contractUrl + "#" + code.code())
+        String json = "{\"type\":" + quote(code.type(contractUrl).toString())
             + ",\"title\":" + quote(code.title())
             + ",\"status\":" + code.status()
             + ",\"detail\":" + quote(detail)
