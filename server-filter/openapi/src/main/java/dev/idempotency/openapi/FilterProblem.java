@@ -1,0 +1,61 @@
+package dev.idempotency.openapi;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The rejections the filter answers itself (CONTRACT S20), as the document describes them. A
+ * copy of the filter's {@code ProblemCode} table, because the filter is not on the annotation
+ * processor path; {@code FilterProblemTest} keeps the two equal.
+ */
+enum FilterProblem {
+    KEY_MISSING("idempotency-key-missing", 400, "Idempotency-Key header missing",
+        "the route requires an Idempotency-Key and the request has none"),
+    KEY_INVALID("idempotency-key-invalid", 400, "Invalid Idempotency-Key",
+        "the key is empty, longer than 255 characters, not printable ASCII, malformed, or sent more than once"),
+    REQUEST_IN_PROGRESS("idempotency-request-in-progress", 409, "Request with this Idempotency-Key in progress",
+        "the original request with this key is still running; retry after Retry-After with the same key and payload"),
+    BODY_TOO_LARGE("idempotency-body-too-large", 413, "Request body too large for an idempotent request",
+        "the body is larger than the server fingerprints; do not retry it"),
+    KEY_REUSED("idempotency-key-reused", 422, "Idempotency-Key reused with a different request",
+        "the key was used before with a different request; use a new key for a new operation, never retry this"),
+    STORE_UNAVAILABLE("idempotency-store-unavailable", 503, "Idempotency store unavailable",
+        "the idempotency store cannot be reached and the request did not run; retry after Retry-After with the same key");
+
+    final String code;
+    final int status;
+    final String title;
+    final String meaning;
+
+    FilterProblem(String code, int status, String title, String meaning) {
+        this.code = code;
+        this.status = status;
+        this.title = title;
+        this.meaning = meaning;
+    }
+
+    /** @return whether the filter can answer this on a route with the given members */
+    boolean appliesTo(boolean required, boolean failOpen) {
+        return switch (this) {
+            case KEY_MISSING -> required;
+            case STORE_UNAVAILABLE -> !failOpen;
+            default -> true;
+        };
+    }
+
+    /** @return whether the answer carries {@code Retry-After} */
+    boolean retryAfter() {
+        return this == REQUEST_IN_PROGRESS || this == STORE_UNAVAILABLE;
+    }
+
+    /** @return the problems the filter can answer on such a route, in status order */
+    static List<FilterProblem> applicable(boolean required, boolean failOpen) {
+        List<FilterProblem> result = new ArrayList<>();
+        for (FilterProblem p : values()) {
+            if (p.appliesTo(required, failOpen)) {
+                result.add(p);
+            }
+        }
+        return result;
+    }
+}

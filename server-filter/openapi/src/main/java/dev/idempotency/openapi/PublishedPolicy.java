@@ -1,0 +1,14 @@
+package dev.idempotency.openapi;
+
+/**
+ * What the document says about one operation: the merged {@code @Idempotent} members, with
+ * placeholders for the application's settings where the annotation has none.
+ *
+ * @param required     whether a request without the key is rejected
+ * @param retention    how long a completed result is replayed
+ * @param lease        how long an in-progress request holds the key
+ * @param inFlightWait how long a duplicate waits for the original before 409
+ * @param failOpen     whether the route runs unprotected (no 503) when the store is down
+ */
+record PublishedPolicy(boolean required, String retention, String lease, String inFlightWait, boolean failOpen) {
+}
