@@ -1,16 +1,19 @@
 package dev.idempotency.examples.client;
 
+import io.micronaut.core.annotation.Nullable;
+
 import java.net.URI;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * What the demo does, from the command line ({@code --name value}) or the environment; a
- * command-line option wins over its variable.
+ * What the demo does, from the command line ({@code --name value}, or {@code -name value}) or the
+ * environment; a command-line option wins over its variable.
  *
- * @param service     the payments service, e.g. {@code http://127.0.0.1:8080} (a loopback address:
- *                    the fault proxy forwards only on this machine)
+ * @param target      a payments service that is already running, e.g. {@code http://localhost:8080} (a
+ *                    loopback address: the fault proxy forwards only on this machine); {@code null}:
+ *                    the demo starts one in-process
  * @param operations  how many logical operations to run (creates, captures, refunds in turn)
  * @param seed        the seed of the proxy's fault decisions and of the backoff jitter
  * @param drop        chance that a response is withheld after the service handled the request
@@ -19,11 +22,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param verbose     also print the SDK's log line for every retry
  * @param help        print the usage and stop
  */
-public record DemoSettings(URI service, int operations, long seed, double drop, double reset, int maxAttempts,
+public record DemoSettings(@Nullable URI target, int operations, long seed, double drop, double reset, int maxAttempts,
                            boolean verbose, boolean help) {
 
-    /** The service's default address (its README's command starts it there). */
-    public static final String DEFAULT_SERVICE = "http://127.0.0.1:8080";
     /** Default number of operations. */
     public static final int DEFAULT_OPERATIONS = 20;
     /** Default chance of a dropped response. */
@@ -38,7 +39,8 @@ public record DemoSettings(URI service, int operations, long seed, double drop, 
 
     static final String USAGE = String.join("\n",
         "Usage: PaymentsClientDemo [options]   (through Maven: -Dexec.args=\"options\")",
-        "  --service URL        the payments service (default " + DEFAULT_SERVICE + ", env PAYMENTS_URL)",
+        "  --target URL         a payments service already running on this machine, e.g. http://localhost:8080",
+        "                       (env DEMO_TARGET; default: the demo starts one in-process, on a free port)",
         "  --operations N       logical operations to run (default " + DEFAULT_OPERATIONS + ", env DEMO_OPERATIONS)",
         "  --seed N             seed of the injected faults (default: a random one, printed; env DEMO_SEED)",
         "  --drop P             chance 0..1 that a response is lost after the service handled the request",
@@ -48,7 +50,8 @@ public record DemoSettings(URI service, int operations, long seed, double drop, 
         "  --max-attempts N     attempts per operation, 1..100 (default " + DEFAULT_MAX_ATTEMPTS
             + ", env DEMO_MAX_ATTEMPTS)",
         "  --verbose            also print the SDK's log line for each retry (env DEMO_VERBOSE=true)",
-        "  --help               this text");
+        "  --help               this text",
+        "Options take one dash or two: -seed 42 is --seed 42.");
 
     /** A bad option or value; its message says which and why. */
     public static final class UsageException extends RuntimeException {
@@ -64,7 +67,7 @@ public record DemoSettings(URI service, int operations, long seed, double drop, 
      * @throws UsageException for an unknown option or a bad value
      */
     public static DemoSettings parse(String[] args, Map<String, String> env) {
-        String service = env.getOrDefault("PAYMENTS_URL", DEFAULT_SERVICE);
+        String target = env.get("DEMO_TARGET");
         String operations = env.get("DEMO_OPERATIONS");
         String seed = env.get("DEMO_SEED");
         String drop = env.get("DEMO_DROP");
@@ -73,11 +76,13 @@ public record DemoSettings(URI service, int operations, long seed, double drop, 
         boolean verbose = Boolean.parseBoolean(env.getOrDefault("DEMO_VERBOSE", "false"));
         boolean help = false;
         for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
+            // -name is --name; a lone "-x" stays as it is
+            String arg = args[i].startsWith("-") && !args[i].startsWith("--") && args[i].length() > 2
+                ? "-" + args[i] : args[i];
             switch (arg) {
                 case "--help", "-h" -> help = true;
                 case "--verbose", "-v" -> verbose = true;
-                case "--service" -> service = value(args, ++i, arg);
+                case "--target" -> target = value(args, ++i, arg);
                 case "--operations" -> operations = value(args, ++i, arg);
                 case "--seed" -> seed = value(args, ++i, arg);
                 case "--drop" -> drop = value(args, ++i, arg);
@@ -87,7 +92,7 @@ public record DemoSettings(URI service, int operations, long seed, double drop, 
             }
         }
         return new DemoSettings(
-            serviceUri(service),
+            target == null || target.isBlank() ? null : targetUri(target),
             intIn("operations", operations, DEFAULT_OPERATIONS, 1, 10_000),
             seed == null ? ThreadLocalRandom.current().nextLong(1, 1_000_000) : longValue("seed", seed),
             probability("drop", drop, DEFAULT_DROP),
@@ -96,25 +101,30 @@ public record DemoSettings(URI service, int operations, long seed, double drop, 
             verbose, help);
     }
 
-    /** @return the defaults with this service and seed (for tests and embedding) */
-    public static DemoSettings defaults(URI service, long seed) {
-        return new DemoSettings(service, DEFAULT_OPERATIONS, seed, DEFAULT_DROP, DEFAULT_RESET, DEFAULT_MAX_ATTEMPTS,
+    /** @return the defaults with this seed: the demo starts the service in-process (for tests and embedding) */
+    public static DemoSettings defaults(long seed) {
+        return new DemoSettings(null, DEFAULT_OPERATIONS, seed, DEFAULT_DROP, DEFAULT_RESET, DEFAULT_MAX_ATTEMPTS,
             false, false);
+    }
+
+    /** @return a copy that runs against this service instead of starting one */
+    public DemoSettings withTarget(URI service) {
+        return new DemoSettings(service, operations, seed, drop, reset, maxAttempts, verbose, help);
     }
 
     /** @return a copy with another number of operations */
     public DemoSettings withOperations(int n) {
-        return new DemoSettings(service, n, seed, drop, reset, maxAttempts, verbose, help);
+        return new DemoSettings(target, n, seed, drop, reset, maxAttempts, verbose, help);
     }
 
     /** @return a copy with other fault rates */
     public DemoSettings withFaults(double dropChance, double resetChance) {
-        return new DemoSettings(service, operations, seed, dropChance, resetChance, maxAttempts, verbose, help);
+        return new DemoSettings(target, operations, seed, dropChance, resetChance, maxAttempts, verbose, help);
     }
 
     /** @return a copy with another attempt limit */
     public DemoSettings withMaxAttempts(int n) {
-        return new DemoSettings(service, operations, seed, drop, reset, n, verbose, help);
+        return new DemoSettings(target, operations, seed, drop, reset, n, verbose, help);
     }
 
     private static String value(String[] args, int i, String option) {
@@ -124,15 +134,15 @@ public record DemoSettings(URI service, int operations, long seed, double drop, 
         return args[i];
     }
 
-    private static URI serviceUri(String s) {
+    private static URI targetUri(String s) {
         URI uri;
         try {
             uri = URI.create(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
         } catch (IllegalArgumentException e) {
-            throw new UsageException("service: not a URL: " + s);
+            throw new UsageException("target: not a URL: " + s);
         }
         if (!"http".equals(uri.getScheme()) || uri.getHost() == null) {
-            throw new UsageException("service: an http://host:port URL is needed, got: " + s);
+            throw new UsageException("target: an http://host:port URL is needed, got: " + s);
         }
         return uri;
     }

@@ -1,50 +1,41 @@
 package dev.idempotency.examples.client;
 
-import io.micronaut.core.annotation.Nullable;
-import io.micronaut.serde.annotation.Serdeable;
-
-import java.util.Map;
+import dev.idempotency.client.IdempotencyKey;
+import dev.idempotency.client.IdempotentCall;
+import dev.idempotency.examples.client.PaymentsJson.Capture;
+import dev.idempotency.examples.client.PaymentsJson.NewRefund;
+import dev.idempotency.examples.client.PaymentsJson.Payment;
+import dev.idempotency.examples.client.PaymentsJson.Refund;
+import io.micronaut.http.annotation.Body;
+import io.micronaut.http.annotation.PathVariable;
+import io.micronaut.http.annotation.Post;
+import io.micronaut.http.client.annotation.Client;
 
 /**
- * The parts of the payments service's JSON this demo reads and writes (see
- * {@code examples/payments-service/README.md}); members it does not need are ignored.
+ * The payments service as a declarative Micronaut client: the demo's captures and refunds go
+ * through it (its creates go through the programmatic {@code IdempotentClient}). The service's
+ * address is {@code micronaut.http.services.payments.url}; {@code @IdempotentCall("payments")}
+ * takes its retry settings from the {@code IdempotentClient} bean named {@code payments} (or
+ * {@code idempotency.client.payments.*}).
  */
-final class PaymentsApi {
+// tag::declarative[]
+@Client(id = "payments")
+interface PaymentsApi {
 
-    private PaymentsApi() {
-    }
+    /**
+     * One invocation is one operation: the SDK makes its Idempotency-Key once and retries the whole
+     * invocation with it. A retry after a lost response gets the stored answer; nothing runs twice.
+     */
+    @Post("/payments/{id}/capture")
+    @IdempotentCall("payments")
+    Payment capture(@PathVariable String id, @Body Capture capture);
 
-    /** {@code POST /payments}: amount in minor units (2500 = 25.00). */
-    @Serdeable
-    record NewPayment(long amount, String currency, String description, String customer) {
-    }
-
-    /** {@code POST /payments/{id}/capture}: no amount, so the whole authorized amount. */
-    @Serdeable
-    record Capture() {
-    }
-
-    /** {@code POST /payments/{id}/refunds}. */
-    @Serdeable
-    record NewRefund(long amount, String reason) {
-    }
-
-    /** A payment as the service returns it. */
-    @Serdeable
-    record Payment(String id, String status, long amount, String currency, long amountCaptured, long amountRefunded) {
-    }
-
-    /** A refund as the service returns it. */
-    @Serdeable
-    record Refund(String id, String paymentId, long amount) {
-    }
-
-    /** {@code GET /stats}: the side effects the service performed, in total and per operation. */
-    @Serdeable
-    record Stats(long sideEffects, @Nullable Map<String, Long> byOperation) {
-
-        long of(String operation) {
-            return byOperation == null ? 0 : byOperation.getOrDefault(operation, 0L);
-        }
-    }
+    /**
+     * With the caller's own key: one the caller saved before the call (here: made from the payment
+     * id), so that even a restarted process retries this refund with the same key.
+     */
+    @Post("/payments/{id}/refunds")
+    @IdempotentCall("payments")
+    Refund refund(@PathVariable String id, @Body NewRefund refund, @IdempotencyKey String key);
 }
+// end::declarative[]

@@ -1,17 +1,23 @@
 package dev.idempotency.examples.client;
 
+import dev.idempotency.client.IdempotentCalls;
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
 import dev.idempotency.client.IdempotentOperation;
 import dev.idempotency.client.IdempotentRequestException;
 import dev.idempotency.client.IdempotentResult;
-import dev.idempotency.examples.client.PaymentsApi.Payment;
-import dev.idempotency.examples.client.PaymentsApi.Refund;
-import dev.idempotency.examples.client.PaymentsApi.Stats;
+import dev.idempotency.examples.client.PaymentsJson.Capture;
+import dev.idempotency.examples.client.PaymentsJson.NewPayment;
+import dev.idempotency.examples.client.PaymentsJson.NewRefund;
+import dev.idempotency.examples.client.PaymentsJson.Payment;
+import dev.idempotency.examples.client.PaymentsJson.Refund;
+import dev.idempotency.examples.client.PaymentsJson.Stats;
 import dev.idempotency.testsupport.FaultProxy;
+import io.micronaut.context.ApplicationContext;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.client.HttpClient;
+import io.micronaut.inject.qualifiers.Qualifiers;
 
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -23,19 +29,25 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.function.Consumer;
 
 /**
  * The payments client demo: runs N logical payment operations against the payments example
  * through a {@link FaultProxy} that loses responses and resets connections, with the client SDK
- * ({@link IdempotentClient}: one Idempotency-Key per operation, retried with the same key), then
+ * (one Idempotency-Key per operation, retried with the same key: creates through the programmatic
+ * {@link IdempotentClient}, captures and refunds through the declarative {@link PaymentsApi}), then
  * asks the service ({@code GET /stats}, directly, not through the proxy) how many side effects it
  * performed. Each successful operation must have happened exactly once, however many attempts it
  * took: side effects == successful operations.
  *
+ * <p>The service is the one at {@link DemoSettings#target()}, or, by default, one the demo starts
+ * in-process on a free port ({@link InProcessPaymentsService}) and stops at the end.
+ *
  * <p>Exit codes: {@value #EXIT_OK} the check passed; {@value #EXIT_CHECK_FAILED} it failed or
- * could not be made; {@value #EXIT_CANNOT_RUN} bad options or the service does not answer.
+ * could not be made; {@value #EXIT_CANNOT_RUN} bad options, or the service does not start or
+ * answer.
  */
 public final class PaymentsClientDemo {
 
@@ -47,7 +59,11 @@ public final class PaymentsClientDemo {
     public static final int EXIT_CANNOT_RUN = 2;
 
     /** How to start the service, from the repository root. */
-    static final String SERVICE_COMMAND = "mvn -q -pl examples/payments-service -am -DskipTests package exec:java";
+    static final String SERVICE_COMMAND = "mvn -q -pl examples/payments-service -am -DskipTests package exec:java@service";
+
+    private static final String LOGBACK_PROPERTY = "logback.configurationFile";
+    /** This demo's logback configuration, a classpath resource. */
+    static final String LOGBACK_CONFIGURATION = "payments-client-logback.xml";
 
     /** What one logical operation is. */
     enum Kind { CREATE, CAPTURE, REFUND }
@@ -151,6 +167,11 @@ public final class PaymentsClientDemo {
      * @param args options, see {@code --help}
      */
     public static void main(String[] args) {
+        // The payments service's jar, on the classpath for the in-process service, has a logback.xml
+        // too: name this demo's configuration, so logback neither guesses nor warns about it.
+        if (System.getProperty(LOGBACK_PROPERTY) == null) {
+            System.setProperty(LOGBACK_PROPERTY, LOGBACK_CONFIGURATION);
+        }
         System.exit(runMain(args));
     }
 
@@ -168,20 +189,40 @@ public final class PaymentsClientDemo {
             return EXIT_OK;
         }
         if (settings.verbose()) {
-            System.setProperty("DEMO_SDK_LOG", "INFO"); // read by logback.xml, before the first logger exists
+            System.setProperty("DEMO_SDK_LOG", "INFO"); // read by the logback configuration, before the first logger exists
         }
         return new PaymentsClientDemo(settings, System.out).run().exitCode();
     }
 
     /** @return the report; everything has been printed */
     public Report run() {
-        URI service = settings.service();
+        URI target = settings.target();
+        if (target != null) {
+            return run(target, null);
+        }
+        InProcessPaymentsService service;
+        try {
+            service = InProcessPaymentsService.start();
+        } catch (RuntimeException e) {
+            out.println("Cannot start the payments service in-process: " + describe(e));
+            return cannotRun();
+        }
+        try (service) {
+            return run(service.uri(), service);
+        }
+    }
+
+    /**
+     * @param service   the payments service
+     * @param inProcess the service when the demo started it itself, else {@code null}
+     */
+    private Report run(URI service, @Nullable InProcessPaymentsService inProcess) {
         InetSocketAddress upstream;
         try {
             upstream = loopback(service);
         } catch (IllegalArgumentException e) {
             out.println("Cannot run: " + e.getMessage());
-            return new Report(EXIT_CANNOT_RUN, settings.seed(), List.of(), null, 0, 0);
+            return cannotRun();
         }
         try (HttpClient direct = HttpClient.create(url(service))) {
             Stats before;
@@ -189,10 +230,12 @@ public final class PaymentsClientDemo {
                 before = stats(direct);
             } catch (RuntimeException e) {
                 out.println("The payments service does not answer at " + service + " (GET /stats: " + describe(e) + ").");
-                out.println("Start it first, in another terminal, from the repository root:");
-                out.println("  " + SERVICE_COMMAND);
-                out.println("(another address: --service URL or PAYMENTS_URL)");
-                return new Report(EXIT_CANNOT_RUN, settings.seed(), List.of(), null, 0, 0);
+                if (inProcess == null) {
+                    out.println("Start it first, in another terminal, from the repository root:");
+                    out.println("  " + SERVICE_COMMAND);
+                    out.println("(or leave out --target: the demo then starts one itself)");
+                }
+                return cannotRun();
             }
             try (FaultProxy proxy = FaultProxy.builder()
                     .upstream(upstream)
@@ -200,22 +243,29 @@ public final class PaymentsClientDemo {
                     .dropResponseProbability(settings.drop())
                     .resetProbability(settings.reset())
                     .build().start();
-                 HttpClient throughProxy = HttpClient.create(url(URI.create(proxy.baseUrl())))) {
-                return run(direct, before, proxy, throughProxy);
+                 HttpClient throughProxy = HttpClient.create(url(URI.create(proxy.baseUrl())));
+                 ApplicationContext clientContext = ClientContext.start(
+                     Map.of("micronaut.http.services.payments.url", proxy.baseUrl()))) {
+                IdempotentClient client = idempotentClient(throughProxy, settings);
+                // @IdempotentCall("payments") on PaymentsApi runs with this same client's settings
+                clientContext.registerSingleton(IdempotentClient.class, client, Qualifiers.byName("payments"));
+                PaymentsApi api = clientContext.getBean(PaymentsApi.class);
+                String where = inProcess == null ? String.valueOf(service)
+                    : "the payments service, started in-process at " + service + " ("
+                        + (inProcess.environments().isEmpty() ? "in-memory store"
+                            : "environment " + String.join(", ", inProcess.environments())) + ")";
+                return run(where, service, direct, before, proxy, client, api);
             }
         }
     }
 
-    private Report run(HttpClient direct, Stats before, FaultProxy proxy, HttpClient throughProxy) {
-        IdempotentClient client = IdempotentClient.create(throughProxy, IdempotentClientConfig.custom()
-            .name("payments-demo")
-            .maxAttempts(settings.maxAttempts())
-            // this network is far worse than a real one: give the retry budget room for it
-            .budgetCapacity(Math.max(10, 2.0 * settings.operations()))
-            .random(new Random(settings.seed())) // the backoff jitter, reproducible too
-            .build());
+    private Report cannotRun() {
+        return new Report(EXIT_CANNOT_RUN, settings.seed(), List.of(), null, 0, 0);
+    }
 
-        printIntro(proxy, client.config());
+    private Report run(String where, URI service, HttpClient direct, Stats before, FaultProxy proxy,
+                       IdempotentClient client, PaymentsApi api) {
+        printIntro(where, proxy, client.config());
         out.printf(Locale.ROOT, "%-3s %-30s %-8s %-24s %-8s %s%n",
             "#", "operation", "attempts", "what the network did", "replayed", "result  [Idempotency-Key]");
 
@@ -225,32 +275,46 @@ public final class PaymentsClientDemo {
         for (int i = 0; i < settings.operations(); i++) {
             Kind kind = Kind.values()[i % 3];
             int number = i + 1;
+            int n = i / 3;        // 0-based index of the payment this operation belongs to
             Outcome outcome;
             if (stopped) {
-                outcome = skipped(number, kind, i / 3, "not run: the service stopped answering");
+                outcome = skipped(number, kind, n, "not run: the service stopped answering");
             } else if (kind != Kind.CREATE && payment == null) {
-                outcome = skipped(number, kind, i / 3, "skipped: its payment was not created");
+                outcome = skipped(number, kind, n, "skipped: its payment was not created");
             } else if (kind == Kind.REFUND && payment.amountCaptured() == 0) {
-                outcome = skipped(number, kind, i / 3, "skipped: " + payment.id() + " was not captured");
+                outcome = skipped(number, kind, n, "skipped: " + payment.id() + " was not captured");
             } else {
                 int seen = proxy.decisions().size();
                 long upstreamFailures = proxy.upstreamFailures();
-                Op op = op(kind, i / 3, payment);
+                long amount = kind == Kind.CREATE ? 1000 + 250L * n : Math.max(1, payment.amountCaptured() / 2);
+                String label = switch (kind) {
+                    case CREATE -> "create payment #" + (n + 1) + ", " + money(amount, "EUR");
+                    case CAPTURE -> "capture payment #" + (n + 1);
+                    case REFUND -> "refund " + money(amount, payment.currency()) + " of payment #" + (n + 1);
+                };
                 try {
-                    IdempotentResult<?> r = client.execute(op.operation(), op.bodyType());
-                    Object body = r.body().orElse(null);
-                    if (body instanceof Payment p) {
-                        payment = p;
+                    Call call = switch (kind) {
+                        case CREATE -> create(client, new NewPayment(amount, "EUR", "Demo order " + (n + 1), "cus_demo"));
+                        case CAPTURE -> capture(api, payment);
+                        case REFUND -> refund(api, payment, amount);
+                    };
+                    if (call.result() != null) {
+                        IdempotentResult<?> r = call.result();
+                        Object body = r.body().orElse(null);
+                        if (body instanceof Payment p) {
+                            payment = p;
+                        }
+                        outcome = new Outcome(number, kind, label, r.key(), r.attempts(),
+                            wire(proxy, seen, upstreamFailures, true), true, r.replayed(),
+                            r.status() + " " + describe(body), null);
+                    } else {
+                        IdempotentRequestException e = call.failure();
+                        outcome = new Outcome(number, kind, label, e.key(), e.attempts(),
+                            wire(proxy, seen, upstreamFailures, false), false, false,
+                            "FAILED " + e.getClass().getSimpleName() + ": " + withoutKey(e.getMessage()), e);
                     }
-                    outcome = new Outcome(number, kind, op.label(), r.key(), r.attempts(),
-                        wire(proxy, seen, upstreamFailures, true), true, r.replayed(), r.status() + " " + describe(body),
-                        null);
-                } catch (IdempotentRequestException e) {
-                    outcome = new Outcome(number, kind, op.label(), e.key(), e.attempts(),
-                        wire(proxy, seen, upstreamFailures, false), false, false,
-                        "FAILED " + e.getClass().getSimpleName() + ": " + withoutKey(e.getMessage()), e);
                 } catch (RuntimeException e) {
-                    outcome = new Outcome(number, kind, op.label(), "(none)", 0,
+                    outcome = new Outcome(number, kind, label, "(none)", 0,
                         wire(proxy, seen, upstreamFailures, false), false, false, "FAILED " + describe(e), e);
                 }
                 if (kind == Kind.CREATE && !outcome.succeeded()) {
@@ -282,37 +346,78 @@ public final class PaymentsClientDemo {
         }
         Report report = new Report(0, settings.seed(), List.copyOf(outcomes), sideEffects, proxy.responsesDropped(),
             proxy.resets());
-        int exit = printReport(report, before, after, statsError);
+        int exit = printReport(report, service, before, after, statsError);
         return new Report(exit, report.seed(), report.outcomes(), sideEffects, report.dropped(), report.resets());
     }
 
-    // ------------------------------------------------------------------ the operations
+    // ------------------------------------------------------------------ the operations, through the SDK
 
-    private record Op(IdempotentOperation operation, Class<?> bodyType, String label) {
+    /**
+     * How the SDK ended one operation: with its result ({@code result}), or with the exception it
+     * gave up with ({@code failure}).
+     */
+    record Call(@Nullable IdempotentResult<?> result, @Nullable IdempotentRequestException failure) {
+
+        static Call of(IdempotentResult<?> result) {
+            return new Call(result, null);
+        }
+
+        static Call failed(IdempotentRequestException failure) {
+            return new Call(null, failure);
+        }
+    }
+
+    // tag::programmatic[]
+    /** The programmatic client, on a Micronaut {@code HttpClient} that points at the service (here: the proxy). */
+    static IdempotentClient idempotentClient(HttpClient http, DemoSettings settings) {
+        return IdempotentClient.create(http, IdempotentClientConfig.custom()
+            .name("payments")
+            .maxAttempts(settings.maxAttempts())                        // this network is far worse than a real one,
+            .budgetCapacity(Math.max(10, 2.0 * settings.operations()))  // so allow more attempts and retries
+            .random(new Random(settings.seed()))                        // a reproducible backoff jitter
+            .build());
+    }
+
+    /** {@code POST /payments}: one operation, one Idempotency-Key, as many attempts as it takes. */
+    static Call create(IdempotentClient payments, NewPayment newPayment) {
+        try {
+            IdempotentResult<Payment> created = payments.execute(
+                IdempotentOperation.post("/payments", newPayment), Payment.class);
+            // created.body(): the payment; created.key(): the key that all created.attempts() carried;
+            // created.replayed(): an earlier attempt ran but its response was lost, and this is the
+            // service's stored answer (the payment was created once)
+            return Call.of(created);
+        } catch (IdempotentRequestException e) {
+            // The SDK gave up: a refusal it must not retry (NonRetryableStatusException, a 4xx with
+            // e.problem()), or the attempts, the deadline or the retry budget ran out. Then the payment
+            // may exist: sent again later with .key(e.key()), it is created if it was not, and its
+            // stored result comes back if it was. A new key could pay twice.
+            return Call.failed(e);
+        }
+    }
+    // end::programmatic[]
+
+    /** {@code POST /payments/{id}/capture} through the declarative client: the same policy, one key per call. */
+    static Call capture(PaymentsApi api, Payment payment) {
+        try {
+            api.capture(payment.id(), new Capture());
+            return Call.of(IdempotentCalls.lastResult().orElseThrow());
+        } catch (IdempotentRequestException e) {
+            return Call.failed(e);
+        }
     }
 
     /**
-     * @param kind    what to do
-     * @param n       0-based index of the payment this operation belongs to
-     * @param payment the payment to capture or refund
+     * {@code POST /payments/{id}/refunds} through the declarative client, with the demo's own key: it
+     * refunds each payment once, so the key names the refund by its payment.
      */
-    private static Op op(Kind kind, int n, @Nullable Payment payment) {
-        return switch (kind) {
-            case CREATE -> {
-                long amount = 1000 + 250L * n;
-                yield new Op(IdempotentOperation.post("/payments",
-                    new PaymentsApi.NewPayment(amount, "EUR", "Demo order " + (n + 1), "cus_demo")),
-                    Payment.class, "create payment #" + (n + 1) + ", " + money(amount, "EUR"));
-            }
-            case CAPTURE -> new Op(IdempotentOperation.post("/payments/" + payment.id() + "/capture",
-                new PaymentsApi.Capture()), Payment.class, "capture payment #" + (n + 1));
-            case REFUND -> {
-                long amount = Math.max(1, payment.amountCaptured() / 2);
-                yield new Op(IdempotentOperation.post("/payments/" + payment.id() + "/refunds",
-                    new PaymentsApi.NewRefund(amount, "demo refund")),
-                    Refund.class, "refund " + money(amount, payment.currency()) + " of payment #" + (n + 1));
-            }
-        };
+    static Call refund(PaymentsApi api, Payment payment, long amount) {
+        try {
+            api.refund(payment.id(), new NewRefund(amount, "demo refund"), "refund-" + payment.id());
+            return Call.of(IdempotentCalls.lastResult().orElseThrow());
+        } catch (IdempotentRequestException e) {
+            return Call.failed(e);
+        }
     }
 
     private static Outcome skipped(int number, Kind kind, int n, String why) {
@@ -347,9 +452,9 @@ public final class PaymentsClientDemo {
 
     // ------------------------------------------------------------------ output
 
-    private void printIntro(FaultProxy proxy, IdempotentClientConfig config) {
-        out.println("Payments client demo: " + settings.operations() + " operations (create, capture, refund, ...)"
-            + " against " + settings.service());
+    private void printIntro(String where, FaultProxy proxy, IdempotentClientConfig config) {
+        out.println("Payments client demo: " + settings.operations() + " operations (create, capture, refund, ...)");
+        out.println("against " + where + ",");
         out.println("through a fault proxy at " + proxy.baseUrl() + " that");
         out.println("  - loses " + DemoSettings.percent(settings.drop())
             + " of the responses AFTER the service has handled the request (\"lost\": the client cannot tell"
@@ -361,6 +466,8 @@ public final class PaymentsClientDemo {
         out.println("The client SDK makes one Idempotency-Key per operation and sends it on every attempt;"
             + " up to " + config.maxAttempts() + " attempts, backoff " + config.baseDelay().toMillis()
             + " ms x" + trim(config.multiplier()) + " with full jitter.");
+        out.println("Creates go through the programmatic IdempotentClient, captures and refunds through the declarative"
+            + " PaymentsApi (@IdempotentCall).");
         out.println();
     }
 
@@ -373,7 +480,7 @@ public final class PaymentsClientDemo {
             o.number(), o.label(), attempts, wire, replayed, o.result(), key);
     }
 
-    private int printReport(Report r, Stats before, @Nullable Stats after, @Nullable String statsError) {
+    private int printReport(Report r, URI service, Stats before, @Nullable Stats after, @Nullable String statsError) {
         long lostThenReplayed = r.outcomes().stream().filter(o -> o.succeeded() && o.replayed()).count();
         out.println();
         out.println("Summary");
@@ -386,7 +493,7 @@ public final class PaymentsClientDemo {
         out.printf(Locale.ROOT, "  faults injected   %s lost, %s reset (seed %d)%n",
             plural(r.dropped(), "response"), plural(r.resets(), "connection"), r.seed());
         if (r.sideEffects() == null) {
-            out.println("  side effects      unknown: GET " + settings.service() + "/stats failed (" + statsError + ")");
+            out.println("  side effects      unknown: GET " + service + "/stats failed (" + statsError + ")");
             out.println();
             out.println("CANNOT CHECK: the service's side-effect count could not be read after the run.");
             return EXIT_CHECK_FAILED;
@@ -394,16 +501,16 @@ public final class PaymentsClientDemo {
         out.printf(Locale.ROOT, "  side effects      %d (create %d, capture %d, refund %d), counted by the service"
                 + " (GET %s/stats, not through the proxy)%n",
             r.sideEffects(), after.of("create") - before.of("create"), after.of("capture") - before.of("capture"),
-            after.of("refund") - before.of("refund"), settings.service());
+            after.of("refund") - before.of("refund"), service);
         out.println();
         if (r.sideEffects() == r.succeeded()) {
-            out.printf(Locale.ROOT, "OK: %s for %s. Despite %s, every operation happened exactly once.%n",
-                plural(r.sideEffects(), "side effect"), plural(r.succeeded(), "successful operation"),
+            out.printf(Locale.ROOT, "OK: side effects == successful operations (%d == %d). Despite %s, every operation"
+                    + " happened exactly once.%n", r.sideEffects(), r.succeeded(),
                 plural(r.attempts() - (r.outcomes().size() - r.skipped()), "retry", "retries"));
             return EXIT_OK;
         }
-        out.printf(Locale.ROOT, "MISMATCH: %s for %s.%n", plural(r.sideEffects(), "side effect"),
-            plural(r.succeeded(), "successful operation"));
+        out.printf(Locale.ROOT, "MISMATCH: side effects != successful operations (%d != %d).%n", r.sideEffects(),
+            r.succeeded());
         if (r.failed() > 0 && r.sideEffects() > r.succeeded()) {
             out.println("An operation can fail on the client after the service did it (its last response was lost)."
                 + " Sending it again with the same key returns its stored result instead of running it twice."
