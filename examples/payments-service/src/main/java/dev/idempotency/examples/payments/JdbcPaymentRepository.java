@@ -83,6 +83,7 @@ class JdbcPaymentRepository implements PaymentRepository {
         this.sideEffects = schema.table("payment_side_effects");
     }
 
+    // tag::transactional-write[]
     @Override
     @Transactional
     public void create(Payment p) {
@@ -110,6 +111,7 @@ class JdbcPaymentRepository implements PaymentRepository {
             throw failure("create payment", e);
         }
     }
+    // end::transactional-write[]
 
     @Override
     @Transactional(noRollbackFor = PaymentException.class)

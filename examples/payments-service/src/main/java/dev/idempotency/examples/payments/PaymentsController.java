@@ -51,6 +51,7 @@ final class PaymentsController {
         this.delay = delay;
     }
 
+    // tag::idempotent-route[]
     /** Creates (authorizes) a payment: 201 with {@code Location} and the payment. */
     @Post
     @Idempotent
@@ -61,6 +62,7 @@ final class PaymentsController {
             return HttpResponse.created(p, URI.create("/payments/" + p.id()));
         });
     }
+    // end::idempotent-route[]
 
     /** Captures all of the authorized amount, or the part given. */
     @Post("/{id}/capture")
