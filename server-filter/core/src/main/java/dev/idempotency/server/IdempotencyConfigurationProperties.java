@@ -166,7 +166,8 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     /**
      * How long an in-progress request holds its key before another request with the same key
      * may take it over. A running handler renews it every third of this time, so it only runs
-     * out when the holder died. Default 30s.
+     * out when the holder died, stalled, or could not reach the store for the whole lease.
+     * Default 30s.
      *
      * @param lease a positive duration
      */

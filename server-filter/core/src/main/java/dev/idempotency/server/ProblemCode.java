@@ -54,6 +54,6 @@ public enum ProblemCode {
      * @return e.g. {@code https://idempotency.dev/contract/#idempotency-key-reused}
      */
     public URI type(URI contractPage) {
-        return contractPage.resolve("#" + code);
+        return URI.create(contractPage + "#" + code); // not resolve(): an opaque URI (urn:...) would lose itself
     }
 }
