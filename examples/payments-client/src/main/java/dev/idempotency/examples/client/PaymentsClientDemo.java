@@ -473,11 +473,25 @@ public final class PaymentsClientDemo {
 
     private void print(Outcome o) {
         String attempts = o.skipped() ? "-" : String.valueOf(o.attempts());
-        String wire = o.wire().isEmpty() ? "-" : String.join(", ", o.wire());
+        String wire = o.wire().isEmpty() ? "-" : wire(o.wire());
         String replayed = o.skipped() || o.failed() ? "-" : o.replayed() ? "yes" : "no";
         String key = o.key() == null ? "" : "  [" + o.key() + "]";
         out.printf(Locale.ROOT, "%-3d %-30s %-8s %-24s %-8s %s%s%n",
             o.number(), o.label(), attempts, wire, replayed, o.result(), key);
+    }
+
+    /** What each attempt met, repeats counted so the column stays narrow: {@code lost x3, reset, ok}. */
+    static String wire(List<String> attempts) {
+        List<String> parts = new ArrayList<>();
+        for (int i = 0; i < attempts.size(); ) {
+            int j = i;
+            while (j < attempts.size() && attempts.get(j).equals(attempts.get(i))) {
+                j++;
+            }
+            parts.add(j - i > 1 ? attempts.get(i) + " x" + (j - i) : attempts.get(i));
+            i = j;
+        }
+        return String.join(", ", parts);
     }
 
     private int printReport(Report r, URI service, Stats before, @Nullable Stats after, @Nullable String statsError) {

@@ -510,4 +510,12 @@ class PaymentsClientDemoTest {
                 .doesNotContain("\tat ", "Payments client demo:");
         });
     }
+
+    @Test
+    @DisplayName("the network column counts repeats, so a long retry stays one narrow column")
+    void networkColumn() {
+        assertThat(PaymentsClientDemo.wire(List.of("ok"))).isEqualTo("ok");
+        assertThat(PaymentsClientDemo.wire(List.of("lost", "lost", "lost", "reset", "lost", "ok")))
+            .isEqualTo("lost x3, reset, lost, ok");
+    }
 }
