@@ -9,7 +9,7 @@ import dev.idempotency.client.ClientTestApi.Payment;
 import dev.idempotency.client.DeclarativeTestClients.LossyNetwork;
 import dev.idempotency.client.DeclarativeTestClients.NaiveClient;
 import dev.idempotency.client.DeclarativeTestClients.PaymentsClient;
-import dev.idempotency.client.TestTime.FakeClock;
+import dev.idempotency.testsupport.MutableClock;
 import dev.idempotency.client.TestTime.RecordingSleeper;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micronaut.context.annotation.Factory;
@@ -48,7 +48,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 @Property(name = "idempotency.in-flight-retry-after-max", value = "2s")
 class DeclarativeClientIntegrationTest {
 
-    static final FakeClock CLOCK = new FakeClock(Instant.parse("2026-01-01T00:00:00Z"));
+    static final MutableClock CLOCK = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
     static final RecordingSleeper SLEEPER = new RecordingSleeper(CLOCK);
     static final SimpleMeterRegistry METERS = new SimpleMeterRegistry();
 

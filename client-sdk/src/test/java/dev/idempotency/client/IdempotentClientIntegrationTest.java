@@ -5,7 +5,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.client.ClientTestApi.NewPayment;
 import dev.idempotency.client.ClientTestApi.Payment;
-import dev.idempotency.client.TestTime.FakeClock;
+import dev.idempotency.testsupport.MutableClock;
 import dev.idempotency.client.TestTime.RecordingSleeper;
 import io.github.resilience4j.retry.event.RetryOnRetryEvent;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -49,12 +49,12 @@ class IdempotentClientIntegrationTest {
     @Inject
     ClientTestApi api;
 
-    FakeClock clock;
+    MutableClock clock;
     RecordingSleeper sleeper;
 
     @BeforeEach
     void setUp() {
-        clock = new FakeClock(Instant.parse("2026-01-01T00:00:00Z"));
+        clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
         sleeper = new RecordingSleeper(clock);
         api.gate = new CountDownLatch(0);
     }

@@ -1,54 +1,25 @@
 package dev.idempotency.client;
 
-import java.time.Clock;
+import dev.idempotency.testsupport.MutableClock;
+
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
-/** A clock that moves only when told, and a sleeper that records the waits and moves that clock. */
+/** A sleeper that records the waits and moves a {@link MutableClock} by them. */
 final class TestTime {
-
-    static final class FakeClock extends Clock {
-        private volatile Instant now;
-
-        FakeClock(Instant start) {
-            this.now = start;
-        }
-
-        void advance(Duration d) {
-            now = now.plus(d);
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
 
     static final class RecordingSleeper implements Sleeper {
         final List<Duration> sleeps = new CopyOnWriteArrayList<>();
-        private final FakeClock clock;
+        private final MutableClock clock;
         volatile Consumer<Duration> onSleep = d -> { };
         /** The wait "ends" when this completes (it runs on the event loop: never block in onSleep). */
         volatile CompletableFuture<?> until = CompletableFuture.completedFuture(null);
 
-        RecordingSleeper(FakeClock clock) {
+        RecordingSleeper(MutableClock clock) {
             this.clock = clock;
         }
 

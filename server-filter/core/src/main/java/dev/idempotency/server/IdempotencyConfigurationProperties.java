@@ -125,7 +125,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      * @param headerName a header name
      */
     public void setHeaderName(String headerName) {
-        this.headerName = requireToken(headerName, "header-name");
+        this.headerName = Checks.headerName(headerName, PREFIX + ".header-name");
     }
 
     @Override
@@ -172,7 +172,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      * @param lease a positive duration
      */
     public void setLease(Duration lease) {
-        this.lease = requirePositive(lease, "lease");
+        this.lease = Checks.positive(lease, PREFIX + ".lease");
     }
 
     @Override
@@ -187,7 +187,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      * @param retention a positive duration
      */
     public void setRetention(Duration retention) {
-        this.retention = requirePositive(retention, "retention");
+        this.retention = Checks.positive(retention, PREFIX + ".retention");
     }
 
     @Override
@@ -203,7 +203,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      * @param maxRequestBodySize bytes, at least 0
      */
     public void setMaxRequestBodySize(int maxRequestBodySize) {
-        this.maxRequestBodySize = requireNonNegative(maxRequestBodySize, "max-request-body-size");
+        this.maxRequestBodySize = Checks.atLeast(maxRequestBodySize, 0, PREFIX + ".max-request-body-size");
     }
 
     @Override
@@ -220,7 +220,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      * @param maxStoredBodySize bytes, at least 0
      */
     public void setMaxStoredBodySize(int maxStoredBodySize) {
-        this.maxStoredBodySize = requireNonNegative(maxStoredBodySize, "max-stored-body-size");
+        this.maxStoredBodySize = Checks.atLeast(maxStoredBodySize, 0, PREFIX + ".max-stored-body-size");
     }
 
     @Override
@@ -259,7 +259,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      * @param replayedHeaderName a header name
      */
     public void setReplayedHeaderName(String replayedHeaderName) {
-        this.replayedHeaderName = requireToken(replayedHeaderName, "replayed-header-name");
+        this.replayedHeaderName = Checks.headerName(replayedHeaderName, PREFIX + ".replayed-header-name");
     }
 
     @Override
@@ -290,7 +290,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      */
     public void setFingerprintHeaders(List<String> fingerprintHeaders) {
         for (String h : fingerprintHeaders) {
-            requireToken(h, "fingerprint-headers");
+            Checks.headerName(h, PREFIX + ".fingerprint-headers");
         }
         this.fingerprintHeaders = List.copyOf(fingerprintHeaders);
     }
@@ -411,7 +411,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      * @param storeUnavailableRetryAfter a positive duration
      */
     public void setStoreUnavailableRetryAfter(Duration storeUnavailableRetryAfter) {
-        this.storeUnavailableRetryAfter = requirePositive(storeUnavailableRetryAfter, "store-unavailable-retry-after");
+        this.storeUnavailableRetryAfter = Checks.positive(storeUnavailableRetryAfter, PREFIX + ".store-unavailable-retry-after");
     }
 
     @Override
@@ -427,7 +427,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      * @param inFlightRetryAfterMax a positive duration
      */
     public void setInFlightRetryAfterMax(Duration inFlightRetryAfterMax) {
-        this.inFlightRetryAfterMax = requirePositive(inFlightRetryAfterMax, "in-flight-retry-after-max");
+        this.inFlightRetryAfterMax = Checks.positive(inFlightRetryAfterMax, PREFIX + ".in-flight-retry-after-max");
     }
 
     static List<String> requirePointers(List<String> pointers, String setting) {
@@ -445,26 +445,5 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
             lower.add(n.trim().toLowerCase(Locale.ROOT));
         }
         return Set.copyOf(lower);
-    }
-
-    private static Duration requirePositive(Duration d, String name) {
-        if (d == null || d.isNegative() || d.isZero()) {
-            throw new IllegalArgumentException(PREFIX + "." + name + " must be a positive duration, was " + d);
-        }
-        return d;
-    }
-
-    private static int requireNonNegative(int v, String name) {
-        if (v < 0) {
-            throw new IllegalArgumentException(PREFIX + "." + name + " must be at least 0, was " + v);
-        }
-        return v;
-    }
-
-    private static String requireToken(String name, String setting) {
-        if (name == null || !name.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
-            throw new IllegalArgumentException(PREFIX + "." + setting + " must be a header name, was " + name);
-        }
-        return name;
     }
 }

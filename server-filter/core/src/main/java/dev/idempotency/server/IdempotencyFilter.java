@@ -352,9 +352,10 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
 
     /**
      * Stores the result. When the store fails, the caller still gets its response at once and
-     * the completion is retried in the background with backoff for up to half the lease (the
-     * lease was renewed at most a third of a lease ago, so it still holds): a short store outage
-     * must not leave the key to expire and the handler to run a second time.
+     * the completion is retried in the background with backoff for up to half the lease: a short
+     * store outage must not leave the key to expire and the handler to run a second time. The
+     * lease holds for those retries only if its last renewal reached the store; when the store
+     * was down for longer, another request may take over and these retries are fenced off.
      */
     private void complete(String storeKey, long token, StoredResponse stored, RoutePolicy policy, String keyHash) {
         if (tryComplete(storeKey, token, stored, policy.retention(), keyHash)) {
@@ -519,7 +520,9 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
             return Body.EMPTY;
         }
         try (InputStream in = body.split(ByteBody.SplitBackpressureMode.FASTEST).toInputStream()) {
-            byte[] buf = new byte[(int) Math.min(cap + 1L, expected.orElse(8192))];
+            // one spare byte past a known length: the end of the stream is then seen without
+            // growing (and copying) a buffer that is already exactly full
+            byte[] buf = new byte[(int) Math.min(cap + 1L, expected.isPresent() ? expected.getAsLong() + 1 : 8192)];
             int n = 0;
             while (true) {
                 if (n == buf.length) {

@@ -34,10 +34,7 @@ final class InMemoryStoreConfigurationProperties {
      * @param maxEntries at least 1
      */
     public void setMaxEntries(int maxEntries) {
-        if (maxEntries < 1) {
-            throw new IllegalArgumentException(PREFIX + ".max-entries must be at least 1, was " + maxEntries);
-        }
-        this.maxEntries = maxEntries;
+        this.maxEntries = Checks.atLeast(maxEntries, 1, PREFIX + ".max-entries");
     }
 
     Duration getPurgeInterval() {
@@ -51,9 +48,6 @@ final class InMemoryStoreConfigurationProperties {
      * @param purgeInterval more than zero
      */
     public void setPurgeInterval(Duration purgeInterval) {
-        if (purgeInterval.isNegative() || purgeInterval.isZero()) {
-            throw new IllegalArgumentException(PREFIX + ".purge-interval must be more than zero, was " + purgeInterval);
-        }
-        this.purgeInterval = purgeInterval;
+        this.purgeInterval = Checks.positive(purgeInterval, PREFIX + ".purge-interval");
     }
 }

@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import dev.idempotency.testsupport.MutableClock;
+
 import dev.idempotency.testsupport.Http;
 
 import dev.idempotency.server.store.AcquireResult;
@@ -75,8 +77,8 @@ class ConcurrencyAndLeaseTest {
     @Requires(property = "spec.name", value = "ConcurrencyAndLeaseTest")
     static class Beans {
         @Singleton
-        FakeClock clock() {
-            return new FakeClock();
+        MutableClock clock() {
+            return new MutableClock();
         }
 
         @Singleton
@@ -90,7 +92,7 @@ class ConcurrencyAndLeaseTest {
     @Inject
     RaceApi api;
     @Inject
-    FakeClock clock;
+    MutableClock clock;
     @Inject
     MeterRegistry meters;
     @Inject

@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import dev.idempotency.testsupport.MutableClock;
+
 import dev.idempotency.testsupport.Http;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,7 +46,7 @@ class IdempotencyFilterTest {
     @Inject
     ClassLevelApi classApi;
     @Inject
-    FakeClock clock;
+    MutableClock clock;
     @Inject
     MeterRegistry meters;
 

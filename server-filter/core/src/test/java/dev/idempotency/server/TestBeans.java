@@ -1,5 +1,7 @@
 package dev.idempotency.server;
 
+import dev.idempotency.testsupport.MutableClock;
+
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micronaut.context.annotation.Factory;
@@ -12,8 +14,8 @@ import jakarta.inject.Singleton;
 class TestBeans {
 
     @Singleton
-    FakeClock clock() {
-        return new FakeClock();
+    MutableClock clock() {
+        return new MutableClock();
     }
 
     @Singleton

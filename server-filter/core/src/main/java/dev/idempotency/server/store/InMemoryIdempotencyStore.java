@@ -1,5 +1,6 @@
 package dev.idempotency.server.store;
 
+import dev.idempotency.server.Checks;
 import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
@@ -68,7 +69,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
-        requirePositive(lease, "lease");
+        Checks.positive(lease, "lease");
         Instant now = clock.instant();
         if (entries.size() >= maxEntries && !entries.containsKey(storeKey)) {
             makeRoom();
@@ -96,7 +97,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     @Override
     public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
         Objects.requireNonNull(response, "response");
-        requirePositive(retention, "retention");
+        Checks.positive(retention, "retention");
         Instant now = clock.instant();
         Entry[] done = new Entry[1];
         entries.computeIfPresent(storeKey, (key, existing) -> {
@@ -127,7 +128,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     @Override
     public boolean renew(String storeKey, long fencingToken, Duration lease) {
-        requirePositive(lease, "lease");
+        Checks.positive(lease, "lease");
         Instant now = clock.instant();
         boolean[] done = new boolean[1];
         entries.computeIfPresent(storeKey, (key, existing) -> {
@@ -197,13 +198,6 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         if (entries.size() >= maxEntries) {
             throw new IdempotencyStoreException("in-memory idempotency store is full: " + maxEntries
                 + " requests in progress; raise idempotency.store.memory.max-entries or use a shared store");
-        }
-    }
-
-    private static void requirePositive(Duration d, String name) {
-        Objects.requireNonNull(d, name);
-        if (d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(name + " must be positive, was " + d);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.idempotency.store.postgres;
 
+import dev.idempotency.server.Checks;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
@@ -10,6 +11,7 @@ import io.micronaut.context.annotation.Replaces;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.event.StartupEvent;
 import io.micronaut.core.type.Argument;
+import io.micronaut.core.util.SupplierUtil;
 import io.micronaut.data.connection.jdbc.advice.DelegatingDataSource;
 import io.micronaut.inject.qualifiers.Qualifiers;
 import io.micronaut.runtime.event.annotation.EventListener;
@@ -86,7 +88,8 @@ import java.util.function.Supplier;
  * Indexes: the primary key on {@code store_key}, the only lookup path of acquire, complete,
  * release and renew (the token is checked on the row, so it needs no index); and
  * {@code <table>_expires_at_idx} on {@code expires_at} for the purge's range scan. The table has
- * {@code fillfactor = 90} so the in-place updates of acquire and renew stay HOT (no index change).
+ * {@code fillfactor = 90} so that acquire's no-op update (a replay, a 409, a mismatch) can stay
+ * HOT; renew, takeover and complete change {@code expires_at}, and so its index entry too.
  * The migration's Flyway history is kept in {@code <table>_schema_history}, apart from the
  * application's own migrations, and is applied by the store itself (at startup and before the
  * first call; Flyway serialises concurrent instances with an advisory lock) unless
@@ -175,8 +178,8 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                 + config.getLockTimeout() + ") must be shorter than " + PostgresStoreConfigurationProperties.PREFIX
                 + ".statement-timeout (" + config.getStatementTimeout() + ")");
         }
-        this.dataSource = memoize(dataSource);
-        this.transactions = (Supplier<TransactionOperations<Connection>>) (Supplier) memoize(transactions);
+        this.dataSource = SupplierUtil.memoized(dataSource);
+        this.transactions = (Supplier<TransactionOperations<Connection>>) (Supplier) SupplierUtil.memoized(transactions);
         String table = config.getSchema() == null ? config.getTableName()
             : config.getSchema() + "." + config.getTableName();
         this.sql = new PostgresSql(table);
@@ -214,7 +217,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(response, "response");
-        requirePositive(retention, "retention");
+        Checks.positive(retention, "retention");
         return autocommit("complete", c -> complete(c, storeKey, fencingToken, response, retention));
     }
 
@@ -233,7 +236,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     @Override
     public boolean renew(String storeKey, long fencingToken, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
-        requirePositive(lease, "lease");
+        Checks.positive(lease, "lease");
         return autocommit("renew", c -> {
             try (PreparedStatement ps = prepare(c, sql.renew)) {
                 ps.setObject(1, timestamp(now().plus(lease)));
@@ -409,17 +412,21 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         return flat.toArray(new String[0]);
     }
 
+    /** @throws SQLException also for a malformed array, so a bad row is a store failure (503), not a 500 */
     static Map<String, List<String>> decodeHeaders(Array array) throws SQLException {
-        String[] flat = (String[]) array.getArray();
-        Map<String, List<String>> headers = new LinkedHashMap<>();
-        int i = 0;
-        while (i < flat.length) {
-            String name = flat[i];
-            int count = Integer.parseInt(flat[i + 1]);
-            headers.put(name, List.of(flat).subList(i + 2, i + 2 + count));
-            i += 2 + count;
+        try {
+            List<String> flat = List.of((String[]) array.getArray());
+            Map<String, List<String>> headers = new LinkedHashMap<>();
+            int i = 0;
+            while (i < flat.size()) {
+                int count = Integer.parseInt(flat.get(i + 1));
+                headers.put(flat.get(i), flat.subList(i + 2, i + 2 + count));
+                i += 2 + count;
+            }
+            return headers;
+        } catch (RuntimeException e) {
+            throw new SQLException("malformed response_headers in the idempotency record", e);
         }
-        return headers;
     }
 
     private static String describe(Throwable e) {
@@ -442,35 +449,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     private static void checkAcquire(String storeKey, byte[] fingerprint, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
-        requirePositive(lease, "lease");
-    }
-
-    private static void requirePositive(Duration d, String name) {
-        Objects.requireNonNull(d, name);
-        if (d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(name + " must be positive, was " + d);
-        }
-    }
-
-    private static <T> Supplier<T> memoize(Supplier<? extends T> supplier) {
-        return new Supplier<>() {
-            private volatile T value;
-
-            @Override
-            public T get() {
-                T v = value;
-                if (v == null) {
-                    synchronized (this) {
-                        v = value;
-                        if (v == null) {
-                            v = Objects.requireNonNull(supplier.get());
-                            value = v;
-                        }
-                    }
-                }
-                return v;
-            }
-        };
+        Checks.positive(lease, "lease");
     }
 
     @FunctionalInterface
@@ -512,7 +491,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         @Override
         public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
             Objects.requireNonNull(response, "response");
-            requirePositive(retention, "retention");
+            Checks.positive(retention, "retention");
             return inTx("complete", c -> PostgresIdempotencyStore.this.complete(c, storeKey, fencingToken, response,
                 retention));
         }

@@ -1,5 +1,6 @@
 package dev.idempotency.store.postgres;
 
+import dev.idempotency.server.Checks;
 import io.micronaut.context.annotation.ConfigurationProperties;
 import io.micronaut.core.annotation.Nullable;
 
@@ -147,7 +148,7 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      * @param statementTimeout a positive duration
      */
     public void setStatementTimeout(Duration statementTimeout) {
-        this.statementTimeout = requirePositive(statementTimeout, "statement-timeout");
+        this.statementTimeout = Checks.positive(statementTimeout, PREFIX + ".statement-timeout");
     }
 
     @Override
@@ -164,7 +165,7 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      * @param lockTimeout a positive duration
      */
     public void setLockTimeout(Duration lockTimeout) {
-        this.lockTimeout = requirePositive(lockTimeout, "lock-timeout");
+        this.lockTimeout = Checks.positive(lockTimeout, PREFIX + ".lock-timeout");
     }
 
     @Override
@@ -193,7 +194,7 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      * @param purgeInterval a positive duration
      */
     public void setPurgeInterval(Duration purgeInterval) {
-        this.purgeInterval = requirePositive(purgeInterval, "purge-interval");
+        this.purgeInterval = Checks.positive(purgeInterval, PREFIX + ".purge-interval");
     }
 
     @Override
@@ -208,7 +209,7 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      * @param purgeBatchSize at least 1
      */
     public void setPurgeBatchSize(int purgeBatchSize) {
-        this.purgeBatchSize = requireAtLeastOne(purgeBatchSize, "purge-batch-size");
+        this.purgeBatchSize = Checks.atLeast(purgeBatchSize, 1, PREFIX + ".purge-batch-size");
     }
 
     @Override
@@ -223,7 +224,7 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      * @param purgeMaxBatches at least 1
      */
     public void setPurgeMaxBatches(int purgeMaxBatches) {
-        this.purgeMaxBatches = requireAtLeastOne(purgeMaxBatches, "purge-max-batches");
+        this.purgeMaxBatches = Checks.atLeast(purgeMaxBatches, 1, PREFIX + ".purge-max-batches");
     }
 
     @Override
@@ -240,11 +241,7 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      * @param purgeStaleLeaseGrace zero or positive
      */
     public void setPurgeStaleLeaseGrace(Duration purgeStaleLeaseGrace) {
-        if (purgeStaleLeaseGrace == null || purgeStaleLeaseGrace.isNegative()) {
-            throw new IllegalArgumentException(PREFIX + ".purge-stale-lease-grace must be zero or positive, was "
-                + purgeStaleLeaseGrace);
-        }
-        this.purgeStaleLeaseGrace = purgeStaleLeaseGrace;
+        this.purgeStaleLeaseGrace = Checks.notNegative(purgeStaleLeaseGrace, PREFIX + ".purge-stale-lease-grace");
     }
 
     private static String requireIdentifier(String value, String setting) {
@@ -255,17 +252,4 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
         return value;
     }
 
-    private static Duration requirePositive(Duration d, String setting) {
-        if (d == null || d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(PREFIX + "." + setting + " must be a positive duration, was " + d);
-        }
-        return d;
-    }
-
-    private static int requireAtLeastOne(int v, String setting) {
-        if (v < 1) {
-            throw new IllegalArgumentException(PREFIX + "." + setting + " must be at least 1, was " + v);
-        }
-        return v;
-    }
 }

@@ -5,7 +5,7 @@ import dev.idempotency.testsupport.Http;
 import dev.idempotency.testsupport.TestPostgres;
 
 import dev.idempotency.server.Idempotent;
-import dev.idempotency.store.tck.MutableClock;
+import dev.idempotency.testsupport.MutableClock;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Requires;

@@ -7,7 +7,7 @@ import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;
-import dev.idempotency.store.tck.MutableClock;
+import dev.idempotency.testsupport.MutableClock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;

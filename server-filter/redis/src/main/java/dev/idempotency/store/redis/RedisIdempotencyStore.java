@@ -1,5 +1,6 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.server.Checks;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
@@ -227,7 +228,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
     public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
-        requirePositive(lease, "lease");
+        Checks.positive(lease, "lease");
         long now = clock.millis();
         long ttl = lease.plus(lateCompletionWindow).toMillis();
         List<Object> reply = run(ACQUIRE, keys(storeKey), fingerprint, decimal(now),
@@ -256,7 +257,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
     public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(response, "response");
-        requirePositive(retention, "retention");
+        Checks.positive(retention, "retention");
         long now = clock.millis();
         long ttl = retention.plus(expiryGrace).toMillis();
         Long done = run(COMPLETE, keys(storeKey), decimal(fencingToken), decimal(now + retention.toMillis()),
@@ -275,7 +276,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
     @Override
     public boolean renew(String storeKey, long fencingToken, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
-        requirePositive(lease, "lease");
+        Checks.positive(lease, "lease");
         long now = clock.millis();
         long ttl = lease.plus(lateCompletionWindow).toMillis();
         Long done = run(RENEW, keys(storeKey), decimal(fencingToken), decimal(now + lease.toMillis()), decimal(ttl));
@@ -419,10 +420,4 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 
-    private static void requirePositive(Duration d, String name) {
-        Objects.requireNonNull(d, name);
-        if (d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(name + " must be positive, was " + d);
-        }
-    }
 }

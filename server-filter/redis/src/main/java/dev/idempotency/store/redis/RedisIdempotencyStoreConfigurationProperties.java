@@ -1,5 +1,6 @@
 package dev.idempotency.store.redis;
 
+import dev.idempotency.server.Checks;
 import io.micronaut.context.annotation.ConfigurationProperties;
 import io.micronaut.core.annotation.Nullable;
 
@@ -78,7 +79,7 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      * @param commandTimeout a positive duration
      */
     public void setCommandTimeout(Duration commandTimeout) {
-        this.commandTimeout = requirePositive(commandTimeout, "command-timeout");
+        this.commandTimeout = Checks.positive(commandTimeout, PREFIX + ".command-timeout");
     }
 
     @Override
@@ -113,7 +114,7 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      * @param lateCompletionWindow a positive duration
      */
     public void setLateCompletionWindow(Duration lateCompletionWindow) {
-        this.lateCompletionWindow = requirePositive(lateCompletionWindow, "late-completion-window");
+        this.lateCompletionWindow = Checks.positive(lateCompletionWindow, PREFIX + ".late-completion-window");
     }
 
     @Override
@@ -129,18 +130,6 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      * @param expiryGrace zero or a positive duration
      */
     public void setExpiryGrace(Duration expiryGrace) {
-        Objects.requireNonNull(expiryGrace, PREFIX + ".expiry-grace");
-        if (expiryGrace.isNegative()) {
-            throw new IllegalArgumentException(PREFIX + ".expiry-grace may not be negative, was " + expiryGrace);
-        }
-        this.expiryGrace = expiryGrace;
-    }
-
-    private static Duration requirePositive(Duration d, String name) {
-        Objects.requireNonNull(d, PREFIX + "." + name);
-        if (d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(PREFIX + "." + name + " must be positive, was " + d);
-        }
-        return d;
+        this.expiryGrace = Checks.notNegative(expiryGrace, PREFIX + ".expiry-grace");
     }
 }

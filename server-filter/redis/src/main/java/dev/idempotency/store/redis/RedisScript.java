@@ -1,6 +1,5 @@
 package dev.idempotency.store.redis;
 
-import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
@@ -40,13 +39,8 @@ final class RedisScript {
     <T> T execute(RedisScriptingCommands<byte[], byte[]> commands, byte[][] keys, byte[]... args) {
         try {
             return commands.evalsha(sha1, outputType, keys, args);
-        } catch (RedisNoScriptException e) {
+        } catch (RedisNoScriptException e) { // Lettuce maps every NOSCRIPT reply to this
             return commands.eval(source, outputType, keys, args);
-        } catch (RedisCommandExecutionException e) {
-            if (e.getMessage() != null && e.getMessage().startsWith("NOSCRIPT")) {
-                return commands.eval(source, outputType, keys, args);
-            }
-            throw e;
         }
     }
 

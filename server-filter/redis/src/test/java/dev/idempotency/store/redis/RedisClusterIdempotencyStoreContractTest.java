@@ -6,7 +6,7 @@ import dev.idempotency.testsupport.RedisServerProcess;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;
-import dev.idempotency.store.tck.MutableClock;
+import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;

@@ -6,7 +6,7 @@ import dev.idempotency.testsupport.TestRedis;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;
-import dev.idempotency.store.tck.MutableClock;
+import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import org.junit.jupiter.api.AfterAll;

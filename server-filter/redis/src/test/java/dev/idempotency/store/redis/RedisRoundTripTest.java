@@ -5,7 +5,7 @@ import dev.idempotency.testsupport.RedisServerProcess;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.StoredResponse;
-import dev.idempotency.store.tck.MutableClock;
+import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.event.command.CommandListener;

@@ -4,7 +4,7 @@ import dev.idempotency.testsupport.RedisServerProcess;
 import dev.idempotency.testsupport.TestRedis;
 
 import dev.idempotency.server.store.AcquireResult;
-import dev.idempotency.store.tck.MutableClock;
+import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.RedisClient;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,7 @@
 package dev.idempotency.store.tck;
 
+import dev.idempotency.testsupport.MutableClock;
+
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
