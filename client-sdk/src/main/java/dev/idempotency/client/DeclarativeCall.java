@@ -29,7 +29,6 @@ final class DeclarativeCall {
     private final String headerName;
     private final String budgetTarget;
     private volatile String headerValue;
-    private volatile int attempt;
     private volatile String lastRequest;
     private volatile HttpResponse<?> lastResponse;
 
@@ -59,8 +58,7 @@ final class DeclarativeCall {
     }
 
     /** Called by the engine before each attempt. */
-    void beginAttempt(int number, String headerValue) {
-        this.attempt = number;
+    void beginAttempt(String headerValue) {
         this.headerValue = headerValue;
         this.lastResponse = null;
     }
@@ -85,10 +83,6 @@ final class DeclarativeCall {
     @Nullable
     HttpResponse<?> lastResponse() {
         return lastResponse;
-    }
-
-    int attempt() {
-        return attempt;
     }
 
     String describe() {

@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -95,18 +96,9 @@ final class DefaultIdempotentClient implements IdempotentClient {
         try {
             return future.get();
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException re) {
-                throw re;
-            }
-            if (cause instanceof Error err) {
-                throw err;
-            }
-            throw new IllegalStateException(cause);
+            throw unwrap(e);
         } catch (InterruptedException e) {
-            future.cancel(true);
-            Thread.currentThread().interrupt();
-            throw new CancellationException("interrupted while waiting for the idempotent operation");
+            throw interrupted(future, "interrupted while waiting for the idempotent operation");
         }
     }
 
@@ -148,19 +140,29 @@ final class DefaultIdempotentClient implements IdempotentClient {
             DeclarativeCall.LAST.set(run.result);
             return value;
         } catch (InterruptedException e) {
-            run.promise.cancel(true);
-            Thread.currentThread().interrupt();
-            throw new CancellationException("interrupted while running the idempotent call");
+            throw interrupted(run.promise, "interrupted while running the idempotent call");
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException re) {
-                throw re;
-            }
-            if (cause instanceof Error err) {
-                throw err;
-            }
-            throw new IllegalStateException(cause);
+            throw unwrap(e);
         }
+    }
+
+    /** The operation's own failure, as the blocking caller should see it. */
+    private static RuntimeException unwrap(ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof RuntimeException re) {
+            return re;
+        }
+        if (cause instanceof Error err) {
+            throw err;
+        }
+        return new IllegalStateException(cause);
+    }
+
+    /** Cancels the operation and keeps the thread's interrupt. */
+    private static CancellationException interrupted(Future<?> operation, String message) {
+        operation.cancel(true);
+        Thread.currentThread().interrupt();
+        return new CancellationException(message);
     }
 
     private JsonMapper mapper() {
@@ -339,12 +341,6 @@ final class DefaultIdempotentClient implements IdempotentClient {
                     + " ms left); not waiting", key, number, response, problem, cause));
                 return;
             }
-            if (budget != null && !budget.tryAcquire()) {
-                fail("budget-exhausted", new RetryBudgetExhaustedException("attempt " + number + " failed (" + reason
-                    + ") and the retry budget of " + target + " is empty; failing fast instead of retrying",
-                    key, number, response, problem, cause));
-                return;
-            }
             long interval = attempt != null ? engine.onResult(attempt) : engine.onError(cause);
             if (interval < 0) {
                 fail("retries-exhausted", new RetriesExhaustedException("attempt " + number + " failed (" + reason
@@ -356,6 +352,13 @@ final class DefaultIdempotentClient implements IdempotentClient {
                 fail("deadline-exceeded", new DeadlineExceededException("attempt " + number + " failed (" + reason
                     + ") and the next wait of " + wait.toMillis() + " ms would end after the deadline ("
                     + remaining.toMillis() + " ms left)", key, number, response, problem, cause));
+                return;
+            }
+            // last: a token is spent only on a retry that will really be sent
+            if (budget != null && !budget.tryAcquire()) {
+                fail("budget-exhausted", new RetryBudgetExhaustedException("attempt " + number + " failed (" + reason
+                    + ") and the retry budget of " + target + " is empty; failing fast instead of retrying",
+                    key, number, response, problem, cause));
                 return;
             }
             // C10: exactly one line per retry
@@ -539,7 +542,7 @@ final class DefaultIdempotentClient implements IdempotentClient {
 
         @Override
         CompletableFuture<Sent> send(Duration timeout, int number) {
-            call.beginAttempt(number, headerValue);
+            call.beginAttempt(headerValue);
             try {
                 Object value = call.proceed();
                 HttpResponse<?> response = value instanceof HttpResponse<?> r ? r : call.lastResponse();

@@ -44,4 +44,25 @@ class KeysTest {
                 .isInstanceOf(InvalidIdempotencyKeyException.class).hasMessageContaining("bare token");
         }
     }
+
+    @Test
+    @DisplayName("C1/C2/S5: the client refuses exactly the keys the server would refuse, in both forms")
+    void sameRulesAsTheServer() {
+        for (String key : java.util.List.of("", "k", "x".repeat(255), "x".repeat(256), "a b", "a\"b", "a\\b", "a,b",
+            "a\tb", "a\u007fb", "caf\u00e9", "~!#$%&'*+-.^_`|", "order-4711")) {
+            boolean serverQuoted = accepts(() -> IdempotencyKey.parse(new IdempotencyKey(key).toHeaderValue(), true));
+            boolean serverBare = accepts(() -> IdempotencyKey.parse(key, false));
+            assertThat(accepts(() -> Keys.validate(key, KeyFormat.QUOTED))).as("quoted %s", key).isEqualTo(serverQuoted);
+            assertThat(accepts(() -> Keys.validate(key, KeyFormat.BARE))).as("bare %s", key).isEqualTo(serverBare);
+        }
+    }
+
+    private static boolean accepts(Runnable r) {
+        try {
+            r.run();
+            return true;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
 }

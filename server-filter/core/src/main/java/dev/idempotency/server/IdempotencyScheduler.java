@@ -20,33 +20,26 @@ final class IdempotencyScheduler {
 
     private static final int THREADS = 2;
 
-    private volatile ScheduledThreadPoolExecutor executor;
+    // A ScheduledThreadPoolExecutor starts no thread before its first task, so creating it here
+    // starts nothing yet (no I/O, no threads in the constructor).
+    private final ScheduledThreadPoolExecutor executor;
+
+    IdempotencyScheduler() {
+        AtomicInteger n = new AtomicInteger();
+        executor = new ScheduledThreadPoolExecutor(THREADS, r -> {
+            Thread t = new Thread(r, "idempotency-timer-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+    }
 
     ScheduledExecutorService executor() {
-        ScheduledThreadPoolExecutor e = executor;
-        if (e == null) {
-            synchronized (this) {
-                e = executor;
-                if (e == null) {
-                    AtomicInteger n = new AtomicInteger();
-                    e = new ScheduledThreadPoolExecutor(THREADS, r -> {
-                        Thread t = new Thread(r, "idempotency-timer-" + n.incrementAndGet());
-                        t.setDaemon(true);
-                        return t;
-                    });
-                    e.setRemoveOnCancelPolicy(true);
-                    executor = e;
-                }
-            }
-        }
-        return e;
+        return executor;
     }
 
     @PreDestroy
     void close() {
-        ScheduledThreadPoolExecutor e = executor;
-        if (e != null) {
-            e.shutdownNow();
-        }
+        executor.shutdownNow();
     }
 }

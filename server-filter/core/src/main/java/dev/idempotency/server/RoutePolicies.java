@@ -18,8 +18,11 @@ import jakarta.inject.Singleton;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -95,8 +98,12 @@ final class RoutePolicies {
         if (transactional) {
             requireTransactionalStore("@Idempotent(transactional = true) on " + where);
         }
-        List<String> headers = new ArrayList<>(config.getFingerprintHeaders());
-        headers.addAll(Arrays.asList(ann.stringValues("fingerprintHeaders")));
+        // each name once, so a header named in both places is not fingerprinted twice
+        Set<String> headers = new LinkedHashSet<>();
+        config.getFingerprintHeaders().forEach(h -> headers.add(h.toLowerCase(Locale.ROOT)));
+        for (String h : ann.stringValues("fingerprintHeaders")) {
+            headers.add(Checks.headerName(h, "@Idempotent(fingerprintHeaders) on " + where).toLowerCase(Locale.ROOT));
+        }
         return new RoutePolicy(
             ann.booleanValue("required").orElse(true),
             duration(ann, "lease", config.getLease(), where, false),

@@ -70,6 +70,16 @@ class ConfigurationTest {
         }
     }
 
+    @Controller("/bad")
+    @Requires(property = "spec.name", value = "ConfigurationTest-bad-header")
+    static class BadHeaderApi {
+        @Post("/header")
+        @Idempotent(fingerprintHeaders = "X Tenant")
+        Map<String, Object> bad() {
+            return Map.of();
+        }
+    }
+
     private static EmbeddedServer start(Map<String, Object> props) {
         Map<String, Object> all = new java.util.HashMap<>(props);
         all.putIfAbsent("spec.name", "ConfigurationTest");
@@ -99,6 +109,15 @@ class ConfigurationTest {
         assertThatThrownBy(() -> start(Map.of("spec.name", "ConfigurationTest-bad-annotation")).close())
             .hasStackTraceContaining("@Idempotent(retention = \"forever\")")
             .hasStackTraceContaining("/bad/duration");
+    }
+
+    @Test
+    @DisplayName("S7: a fingerprint header in @Idempotent that is not a header name fails startup, naming the route")
+    void badFingerprintHeaderFailsStartup() {
+        assertThatThrownBy(() -> start(Map.of("spec.name", "ConfigurationTest-bad-header")).close())
+            .hasStackTraceContaining("@Idempotent(fingerprintHeaders) on")
+            .hasStackTraceContaining("/bad/header")
+            .hasStackTraceContaining("X Tenant");
     }
 
     @Test

@@ -142,7 +142,8 @@ public final class IdempotencyOpenApiVisitor implements TypeElementVisitor<Objec
             nonBlank(idempotent.stringValue("retention").orElse(""), placeholder("retention", DEFAULT_RETENTION)),
             nonBlank(idempotent.stringValue("lease").orElse(""), placeholder("lease", DEFAULT_LEASE)),
             nonBlank(idempotent.stringValue("inFlightWait").orElse(""), "0s"),
-            idempotent.booleanValue("failOpen").orElse(false));
+            // a transactional route answers 503 on a failed commit even when it fails open
+            idempotent.booleanValue("failOpen").orElse(false) && !idempotent.booleanValue("transactional").orElse(false));
         OperationAnnotations.annotate(method, policy);
     }
 

@@ -98,8 +98,13 @@ final class OperationAnnotations {
             .build());
     }
 
+    /**
+     * Compares with the default header name only: the configured one is a placeholder until
+     * micronaut-openapi writes the document. An application that renames the header and also binds
+     * it in a handler gets the parameter twice (documented in the server guide).
+     */
     private static boolean isKeyHeader(String name) {
-        return name.equals(HEADER_NAME) || normalized(name).equals(normalized(IdempotencyConfigurationProperties.DEFAULT_HEADER_NAME));
+        return normalized(name).equals(normalized(IdempotencyConfigurationProperties.DEFAULT_HEADER_NAME));
     }
 
     /**
@@ -180,7 +185,10 @@ final class OperationAnnotations {
     }
 
     private static AnnotationValue<ApiResponse> response(int status, List<FilterProblem> problems) {
-        StringBuilder description = new StringBuilder("Answered by the Idempotency-Key filter; the operation did not run.");
+        // the operation may answer this status too (a business 409 or 422, say), with its own codes:
+        // describe the filter's cases, never claim the status for the filter alone
+        StringBuilder description = new StringBuilder("The Idempotency-Key filter answers this status itself"
+            + " (then the operation did not run) when:");
         List<AnnotationValue<?>> examples = new ArrayList<>();
         for (FilterProblem p : problems) {
             description.append(' ').append(p.code).append(": ").append(p.meaning).append('.');
@@ -202,8 +210,10 @@ final class OperationAnnotations {
         if (problems.stream().anyMatch(FilterProblem::retryAfter)) {
             response.member("headers", new AnnotationValue<?>[] {source(Header.class)
                 .member("name", "Retry-After")
-                .member("required", true)
-                .member("description", "Whole seconds to wait before retrying with the same key (at least 1).")
+                .member("required", false)
+                .member("description", "With " + problems.stream().filter(FilterProblem::retryAfter)
+                    .map(p -> p.code).collect(Collectors.joining(" and "))
+                    + ": whole seconds to wait before retrying with the same key (at least 1).")
                 .member("schema", source(Schema.class)
                     .member("type", "integer")
                     .member("minimum", "1")
@@ -219,14 +229,15 @@ final class OperationAnnotations {
      * is, which is how the properties get there ({@code IdempotencyOpenApiVisitorTest} pins it).
      */
     private static AnnotationValue<Schema> problemSchema(int status, List<FilterProblem> problems) {
-        String codes = problems.stream().map(p -> json(p.code)).collect(Collectors.joining(","));
+        String codes = problems.stream().map(p -> p.code).collect(Collectors.joining(", "));
         String properties = "{"
             + "\"type\":{\"type\":\"string\",\"format\":\"uri\",\"description\":"
             + json("The contract page with the code as fragment: " + CONTRACT_URL + "#<code>") + "},"
             + "\"title\":{\"type\":\"string\"},"
-            + "\"status\":{\"type\":\"integer\",\"enum\":[" + status + "]},"
+            + "\"status\":{\"type\":\"integer\"},"
             + "\"detail\":{\"type\":\"string\",\"description\":\"What to do; never contains request data.\"},"
-            + "\"code\":{\"type\":\"string\",\"enum\":[" + codes + "],\"description\":\"The stable problem code.\"}"
+            + "\"code\":{\"type\":\"string\",\"description\":"
+            + json("The stable problem code; the filter's for this status: " + codes + ".") + "}"
             + "}";
         return source(Schema.class)
             .member("type", "object")

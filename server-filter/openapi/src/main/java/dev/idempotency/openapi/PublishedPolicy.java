@@ -8,7 +8,8 @@ package dev.idempotency.openapi;
  * @param retention    how long a completed result is replayed
  * @param lease        how long an in-progress request holds the key
  * @param inFlightWait how long a duplicate waits for the original before 409
- * @param failOpen     whether the route runs unprotected (no 503) when the store is down
+ * @param failOpen     whether the route never answers 503: it runs unprotected when the store is
+ *                     down and is not transactional (a failed commit is a 503 there)
  */
 record PublishedPolicy(boolean required, String retention, String lease, String inFlightWait, boolean failOpen) {
 }

@@ -60,6 +60,7 @@ import java.util.function.UnaryOperator;
  */
 @Singleton
 @Requires(env = "postgres")
+@Requires(beans = DataSource.class)
 @Replaces(InMemoryPaymentRepository.class)
 class JdbcPaymentRepository implements PaymentRepository {
 

@@ -27,6 +27,7 @@ import java.util.regex.Pattern;
  */
 @Singleton
 @Requires(env = "postgres")
+@Requires(beans = DataSource.class)
 final class PaymentsSchema {
 
     private static final Logger LOG = LoggerFactory.getLogger(PaymentsSchema.class);
