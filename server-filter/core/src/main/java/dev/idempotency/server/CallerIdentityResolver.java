@@ -9,9 +9,11 @@ import java.util.Optional;
  * (CONTRACT S6). Define one bean to take precedence over the authenticated principal; when it
  * returns empty the filter falls back to the principal, then to the anonymous scope.
  *
- * <p>Called on a blocking thread for every covered request; it must be thread-safe. Return a
- * stable identifier (an account or API-key id), never a secret: it is hashed into the store
- * key but may be logged by the application itself.
+ * <p>Called for every covered request on the thread the filter runs on, usually an event-loop
+ * thread of the server: it must be thread-safe and must not block (no database or remote
+ * lookups; read what the request or an earlier filter already holds). Return a stable
+ * identifier (an account or API-key id), never a secret: it is hashed into the store key but
+ * may be logged by the application itself.
  */
 @FunctionalInterface
 public interface CallerIdentityResolver {

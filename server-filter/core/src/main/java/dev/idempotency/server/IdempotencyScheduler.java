@@ -9,10 +9,11 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The filter's own timer threads, for lease renewals and completion retries. Kept apart from
- * the application's {@code scheduled} executor so a slow store cannot delay the application's
- * jobs (or the other way round), and set to drop cancelled tasks at once, so a finished request
- * leaves nothing queued. Two daemon threads, started on first use, stopped with the context.
+ * The filter's own timer, for the lease keeper's tick, completion retries and the pauses of
+ * {@code inFlightWait}. Its tasks only start store calls or complete stages; they never wait.
+ * Kept apart from the application's {@code scheduled} executor so a slow store cannot delay the
+ * application's jobs (or the other way round), and set to drop cancelled tasks at once. Two
+ * daemon threads, started on first use, stopped with the context.
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")

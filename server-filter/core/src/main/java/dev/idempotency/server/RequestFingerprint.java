@@ -12,25 +12,37 @@ import java.util.Objects;
 import java.util.TreeMap;
 
 /**
- * The SHA-256 fingerprint that tells "the same request again" from "another request with the
- * same key" (CONTRACT S7).
+ * The fingerprint that tells "the same request again" from "another request with the same key"
+ * (CONTRACT S7).
  *
- * <p>It covers, in this order and each length-prefixed so no two inputs collide by
- * concatenation: the method; the path; the query parameters, decoded and sorted by name then
- * value; the configured request headers, by lower-cased name; and the body in canonical form:
+ * <h2>Format, version {@value #VERSION}</h2>
+ * A fingerprint is 33 bytes: the version byte {@value #VERSION}, then a SHA-256 over, in this
+ * order and each length-prefixed so no two inputs collide by concatenation: a domain tag; the
+ * record's scope and key (see {@link #compute}); the method; the path; the query parameters,
+ * decoded and sorted by name then value; the configured request headers, by lower-cased name;
+ * and the body in canonical form:
  * <ul>
  *   <li>{@code application/json} and {@code application/*+json}: RFC 8785 (JCS) canonical JSON,
- *       after removing the members named by the ignored JSON Pointers, so member order,
- *       whitespace and number spelling ({@code 1.0}/{@code 1}, {@code 1e2}/{@code 100}) do not
- *       matter;</li>
+ *       after leaving out the members and array elements named by the ignored JSON Pointers
+ *       (each pointer names a position in the request as sent), so member order, whitespace and
+ *       number spelling ({@code 1.0}/{@code 1}, {@code 1e2}/{@code 100}) do not matter;</li>
  *   <li>{@code application/x-www-form-urlencoded}: the decoded pairs sorted by name, then
  *       value;</li>
- *   <li>anything else, JSON or form bodies that do not parse, and JSON bodies of more than
- *       131,072 values (which would take too much memory to sort): the raw bytes.</li>
+ *   <li>anything else, and JSON or form bodies that do not parse: the raw bytes.</li>
  * </ul>
- * Instances are single-use builders and not thread-safe.
+ * The filter computes it in the same SHA-256 pass as the record's store key (that digest's state
+ * after the tag, scope and key), so every byte of a request is hashed once. Persistent stores
+ * keep the version byte with the record; a format change gets a new version, so a record written
+ * under another format never matches by accident.
+ *
+ * <p>Instances are single-use builders and not thread-safe.
  */
 public final class RequestFingerprint {
+
+    /** The format version: the first byte of every fingerprint. */
+    public static final byte VERSION = 2;
+    /** The length of a fingerprint in bytes. */
+    public static final int LENGTH = 33;
 
     private static final byte KIND_RAW = 'r';
     private static final byte KIND_JSON = 'j';
@@ -40,7 +52,7 @@ public final class RequestFingerprint {
     private final String path;
     private final TreeMap<String, List<String>> query = new TreeMap<>();
     private final TreeMap<String, List<String>> headers = new TreeMap<>();
-    private Collection<String> ignoredJsonPointers = List.of();
+    private JsonCanonicalizer.Pointers ignored = JsonCanonicalizer.Pointers.NONE;
 
     private RequestFingerprint(String method, String path) {
         this.method = Objects.requireNonNull(method, "method");
@@ -68,35 +80,45 @@ public final class RequestFingerprint {
         return this;
     }
 
-    /** JSON Pointers (RFC 6901) of members left out of a JSON body's fingerprint. */
+    /** JSON Pointers (RFC 6901) of members and elements left out of a JSON body's fingerprint. */
     public RequestFingerprint ignoringJsonPointers(Collection<String> pointers) {
-        this.ignoredJsonPointers = List.copyOf(pointers);
+        this.ignored = JsonCanonicalizer.Pointers.compile(pointers);
+        return this;
+    }
+
+    /** The same, already compiled (a route's policy keeps them). */
+    RequestFingerprint ignoring(JsonCanonicalizer.Pointers pointers) {
+        this.ignored = pointers;
         return this;
     }
 
     /**
-     * Computes the fingerprint.
+     * Computes the fingerprint of a request outside any scope (empty scope and key), as tools
+     * and benchmarks do; the filter's fingerprints are scoped to their record.
      *
      * @param contentType the body's media type, or {@code null}
      * @param body        the body bytes
      * @param length      how many of {@code body}'s bytes are the body
-     * @return 32 bytes of SHA-256
+     * @return {@value #LENGTH} bytes: {@link #VERSION}, then SHA-256
      */
-    public byte[] sha256(String contentType, byte[] body, int length) {
-        DigestSink sink = new DigestSink();
+    public byte[] compute(String contentType, byte[] body, int length) {
+        return RequestDigest.begin("", "").fingerprint(this, contentType, body, length);
+    }
+
+    /** Writes this request's parts into {@code sink}, which already holds the tag, scope and key. */
+    void writeTo(DigestSink sink, String contentType, byte[] body, int length) {
         sink.field(method.toUpperCase(Locale.ROOT));
         sink.field(path);
         writePairs(sink, query);
         writeHeaders(sink);
         writeBody(sink, contentType, body, length);
-        return sink.finish();
     }
 
     private void writeHeaders(DigestSink sink) {
-        sink.field(Integer.toString(headers.size()));
+        sink.field(headers.size());
         headers.forEach((name, values) -> {
             sink.field(name);
-            sink.field(Integer.toString(values.size()));
+            sink.field(values.size());
             values.forEach(sink::field);
         });
     }
@@ -106,10 +128,13 @@ public final class RequestFingerprint {
         for (List<String> values : pairs.values()) {
             count += values.size();
         }
-        sink.field(Integer.toString(count));
+        sink.field(count);
         pairs.forEach((name, values) -> {
-            List<String> sorted = new ArrayList<>(values);
-            sorted.sort(Comparator.naturalOrder());
+            List<String> sorted = values;
+            if (values.size() > 1) {
+                sorted = new ArrayList<>(values);
+                sorted.sort(Comparator.naturalOrder());
+            }
             for (String v : sorted) {
                 sink.field(name);
                 sink.field(v);
@@ -120,16 +145,15 @@ public final class RequestFingerprint {
     private void writeBody(DigestSink sink, String contentType, byte[] body, int length) {
         String mediaType = mediaType(contentType);
         if (length > 0 && isJson(mediaType)) {
-            sink.write(KIND_JSON);
-            DigestSink json = new DigestSink();
+            CanonicalBuffer canonical = CanonicalBuffer.forThisThread();
             try {
-                JsonCanonicalizer.canonicalize(body, length, ignoredJsonPointers, json);
-                sink.write(json.finish());
+                JsonCanonicalizer.canonicalize(body, length, ignored, canonical);
+                sink.write(KIND_JSON);
+                sink.write(canonical.bytes, 0, canonical.length());
                 return;
             } catch (JsonCanonicalizer.NotCanonicalizableException e) {
-                // falls through to the raw bytes, under another kind tag
+                // falls through to the raw bytes
             }
-            sink.write(KIND_RAW);
         } else if (length > 0 && mediaType.equals("application/x-www-form-urlencoded")) {
             TreeMap<String, List<String>> pairs = decodeForm(body, length, charset(contentType));
             if (pairs != null) {
@@ -137,10 +161,8 @@ public final class RequestFingerprint {
                 writePairs(sink, pairs);
                 return;
             }
-            sink.write(KIND_RAW);
-        } else {
-            sink.write(KIND_RAW);
         }
+        sink.write(KIND_RAW);
         sink.write(body, 0, length);
     }
 

@@ -1,61 +1,157 @@
 package dev.idempotency.server;
 
 import dev.idempotency.server.store.StoredResponse;
+import io.micronaut.context.BeanProvider;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.async.publisher.Publishers;
+import io.micronaut.core.convert.ConversionService;
 import io.micronaut.core.io.Writable;
+import io.micronaut.core.io.buffer.ByteArrayBufferFactory;
+import io.micronaut.core.io.buffer.ReadBuffer;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MediaType;
 import io.micronaut.http.MutableHttpResponse;
+import io.micronaut.http.body.AvailableByteBody;
 import io.micronaut.http.body.ByteBody;
+import io.micronaut.http.body.ByteBodyFactory;
+import io.micronaut.http.body.CloseableByteBody;
 import io.micronaut.http.body.MessageBodyHandlerRegistry;
 import io.micronaut.http.body.MessageBodyWriter;
+import io.micronaut.http.body.ResponseBodyWriter;
+import io.micronaut.http.body.stream.BodySizeLimits;
 import io.micronaut.http.server.types.CustomizableResponseType;
+import io.micronaut.scheduling.TaskExecutors;
 import io.micronaut.web.router.RouteAttributes;
 import io.micronaut.web.router.RouteInfo;
-import io.micronaut.context.annotation.Requires;
+import jakarta.inject.Named;
 import jakarta.inject.Singleton;
 import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.InputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
 
 /**
  * Turns a handler's response into the bytes that go on the wire, once, so the stored copy and
- * the bytes the client receives are the same (CONTRACT S13): the body object is encoded with
- * the application's own {@link MessageBodyWriter} for the response's media type, and the
- * response is given those bytes to send. Streamed bodies (publishers, files, input streams)
- * are left untouched and stored as omitted (S15).
+ * the bytes the client receives are the same (CONTRACT S13, S15).
+ *
+ * <ul>
+ *   <li>A body object is encoded with the application's own {@link MessageBodyWriter} for the
+ *       response's media type, and the response is given those bytes to send.</li>
+ *   <li>A streamed body (a {@link Publisher} of items: JSON streams, {@code text/event-stream},
+ *       raw chunks) is encoded item by item exactly as the server would (the same writers, and
+ *       for JSON the same {@code [}, {@code ,}, {@code ]} framing) and sent on as it flows while
+ *       a copy is kept, up to {@code max-stored-body-size}; past that the copy is dropped and the
+ *       record will say "omitted". The stored response is known when the stream ends.</li>
+ *   <li>Files, input streams and other bodies the server writes itself are passed through
+ *       untouched and stored as omitted.</li>
+ * </ul>
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 final class ResponseCapture {
 
     private static final byte[] EMPTY = new byte[0];
+    private static final byte[] OPEN = {'['};
+    private static final byte[] COMMA = {','};
+    private static final byte[] CLOSE = {']'};
+    private static final byte[] EMPTY_ARRAY = {'[', ']'};
 
     private final MessageBodyHandlerRegistry registry;
+    private final ConversionService conversionService;
     private final IdempotencyConfiguration config;
+    private final BeanProvider<ExecutorService> blocking;
+    private final ByteBodyFactory bodies = ByteBodyFactory.createDefault(ByteArrayBufferFactory.INSTANCE);
 
-    ResponseCapture(MessageBodyHandlerRegistry registry, IdempotencyConfiguration config) {
+    ResponseCapture(MessageBodyHandlerRegistry registry, ConversionService conversionService,
+                    IdempotencyConfiguration config, @Named(TaskExecutors.BLOCKING) BeanProvider<ExecutorService> blocking) {
         this.registry = registry;
+        this.conversionService = conversionService;
         this.config = config;
+        this.blocking = blocking;
     }
 
     /**
-     * Encodes the body (replacing it with its bytes) and returns what to store.
+     * What a captured response will be stored as.
+     *
+     * @param response the response to send, its body now bytes or a capturing stream
+     * @param stored   completes with what to store: at once for a body in memory, when the
+     *                 stream ends for a streamed one; fails when the stream fails or is
+     *                 abandoned (the result must then be released, not stored)
+     * @param streamed whether the body is a stream still flowing
      */
-    StoredResponse capture(HttpRequest<?> request, MutableHttpResponse<?> response) {
+    record Captured(MutableHttpResponse<?> response, CompletableFuture<StoredResponse> stored, boolean streamed) {
+    }
+
+    /**
+     * Captures the response for a request whose answer may go out before it is stored (leased
+     * mode): a streamed body flows on to the client while it is copied.
+     *
+     * @return completes once the response may be sent: at once, or for a stream when its first
+     *     item has been encoded; fails when the stream fails before its first item
+     */
+    CompletableFuture<Captured> capture(HttpRequest<?> request, MutableHttpResponse<?> response) {
         Object body = response.getBody().orElse(null);
+        if (isStream(body)) {
+            Copy copy = new Copy(response);
+            FirstItemGate<byte[]> gate = FirstItemGate.open(copy.attach(encodeStream(request, response, body)));
+            return gate.ready().thenApply(items -> {
+                Flux<ReadBuffer> buffers = Flux.from(items).map(bytes -> bodies.readBufferFactory().adapt(bytes));
+                CloseableByteBody streamBody = bodies.adapt(buffers, BodySizeLimits.UNLIMITED, null, () -> {
+                    copy.abandoned(); // discarded unsent (the client went away): nothing more to produce
+                    gate.cancel();
+                });
+                setBody(response, streamBody);
+                return new Captured(response, copy.stored, true);
+            });
+        }
+        return CompletableFuture.completedFuture(new Captured(response,
+            CompletableFuture.completedFuture(captureInMemory(request, response, body)), false));
+    }
+
+    /**
+     * Captures the whole response before anything is sent (transactional mode, which commits
+     * before answering): a streamed body is collected in full, sent as one body and stored
+     * (as omitted past {@code max-stored-body-size}).
+     *
+     * @return completes with the captured response once the stream, if any, has ended
+     */
+    CompletableFuture<Captured> captureWhole(HttpRequest<?> request, MutableHttpResponse<?> response) {
+        Object body = response.getBody().orElse(null);
+        if (!isStream(body)) {
+            return capture(request, response);
+        }
+        return Flux.from(encodeStream(request, response, body))
+            .collect(ByteArrayOutputStream::new, (out, bytes) -> out.write(bytes, 0, bytes.length))
+            .map(out -> {
+                byte[] all = out.toByteArray();
+                setBody(response, all);
+                boolean omitted = all.length > config.getMaxStoredBodySize();
+                StoredResponse stored = new StoredResponse(response.code(), storedHeaders(response),
+                    omitted ? EMPTY : all, omitted);
+                return new Captured(response, CompletableFuture.completedFuture(stored), false);
+            })
+            .toFuture();
+    }
+
+    private StoredResponse captureInMemory(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
         byte[] bytes = EMPTY;
         boolean omitted = false;
         if (body != null) {
-            if (isStreamed(body)) {
+            if (isPassedThrough(body)) {
                 omitted = true;
             } else {
                 Optional<byte[]> encoded = encode(request, response, body);
@@ -80,12 +176,17 @@ final class ResponseCapture {
         return headers;
     }
 
+    private MediaType mediaType(HttpRequest<?> request, MutableHttpResponse<?> response) {
+        Optional<RouteInfo<?>> route = RouteAttributes.getRouteInfo(request);
+        return response.getContentType().orElseGet(() -> route
+            .map(RouteInfo::getProduces).filter(p -> !p.isEmpty()).map(p -> p.get(0))
+            .orElse(MediaType.APPLICATION_JSON_TYPE));
+    }
+
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Optional<byte[]> encode(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
         Optional<RouteInfo<?>> route = RouteAttributes.getRouteInfo(request);
-        MediaType mediaType = response.getContentType().orElseGet(() -> route
-            .map(RouteInfo::getProduces).filter(p -> !p.isEmpty()).map(p -> p.get(0))
-            .orElse(MediaType.APPLICATION_JSON_TYPE));
+        MediaType mediaType = mediaType(request, response);
         if (body instanceof byte[] b) {
             if (response.getContentType().isEmpty()) {
                 response.contentType(mediaType);
@@ -95,26 +196,158 @@ final class ResponseCapture {
         Argument argument = route.map(RouteInfo::getResponseBodyType)
             .filter(a -> a.getType() != Object.class && a.getType().isInstance(body))
             .orElseGet(() -> (Argument) Argument.of(body.getClass()));
-        Optional<MessageBodyWriter<Object>> writer = registry.findWriter(argument, List.of(mediaType));
-        if (writer.isEmpty()) {
+        MessageBodyWriter<Object> writer = (MessageBodyWriter<Object>) response.getBodyWriter().orElse(null);
+        if (writer == null || !writer.isWriteable(argument, mediaType)) {
+            writer = (MessageBodyWriter<Object>) registry.findWriter(argument, List.of(mediaType)).orElse(null);
+        }
+        if (writer == null) {
             return Optional.empty();
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(256);
-        writer.get().writeTo(argument, mediaType, body, response.getHeaders(), out);
+        writer.writeTo(argument, mediaType, body, response.getHeaders(), out);
         byte[] bytes = out.toByteArray();
         if (response.getContentType().isEmpty()) {
             response.contentType(mediaType);
         }
-        ((MutableHttpResponse<Object>) response).body(bytes);
+        setBody(response, bytes);
         return Optional.of(bytes);
     }
 
-    private static boolean isStreamed(Object body) {
-        return body instanceof Publisher<?>
-            || body instanceof InputStream
+    /**
+     * The stream's bytes as the server would write them: each item through the route's writer
+     * (or the registry's writer for the item's own type), JSON streams framed as an array.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private Publisher<byte[]> encodeStream(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
+        RouteInfo<Object> route = (RouteInfo<Object>) RouteAttributes.getRouteInfo(response)
+            .or(() -> RouteAttributes.getRouteInfo(request)).orElse(null);
+        MediaType mediaType = mediaType(request, response);
+        if (response.getContentType().isEmpty()) {
+            response.contentType(mediaType);
+        }
+        boolean json = route != null && MediaType.EXTENSION_JSON.equals(mediaType.getExtension())
+            && route.isResponseBodyJsonFormattable();
+        Flux<byte[]> items = Flux.from(Publishers.convertToPublisher(conversionService, body))
+            .concatMap(item -> encodeItem(request, response, route, mediaType, item));
+        return json ? frameAsJsonArray(items) : items;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private Mono<byte[]> encodeItem(HttpRequest<?> request, MutableHttpResponse<?> response,
+                                    RouteInfo<Object> route, MediaType mediaType, Object item) {
+        MessageBodyWriter<Object> writer = route == null ? null : route.getMessageBodyWriter();
+        Argument<Object> type = route == null ? null : (Argument<Object>) route.getResponseBodyType();
+        if (writer == null || type == null || !type.isInstance(item) || !writer.isWriteable(type, mediaType)) {
+            type = (Argument<Object>) Argument.ofInstance(item);
+            writer = registry.getWriter(type, List.of(mediaType));
+        }
+        MessageBodyWriter<Object> w = writer;
+        Argument<Object> t = type;
+        if (w.isBlocking()) {
+            return Mono.fromCallable(() -> piece(w, request, response, t, mediaType, item))
+                .subscribeOn(reactor.core.scheduler.Schedulers.fromExecutor(blocking.get()))
+                .flatMap(this::bytes);
+        }
+        return Mono.defer(() -> bytes(piece(w, request, response, t, mediaType, item)));
+    }
+
+    private CloseableByteBody piece(MessageBodyWriter<Object> writer, HttpRequest<?> request,
+                                    MutableHttpResponse<?> response, Argument<Object> type, MediaType mediaType,
+                                    Object item) {
+        return ResponseBodyWriter.wrap(writer).writePiece(bodies, request, response, type, mediaType, item);
+    }
+
+    private Mono<byte[]> bytes(CloseableByteBody piece) {
+        if (piece instanceof AvailableByteBody available) {
+            try (piece) {
+                return Mono.just(available.toByteArray());
+            }
+        }
+        return Mono.fromFuture(piece.buffer()).map(b -> {
+            try (b) {
+                return b.toByteArray();
+            }
+        });
+    }
+
+    private static Flux<byte[]> frameAsJsonArray(Flux<byte[]> items) {
+        return Flux.defer(() -> {
+            boolean[] any = {false};
+            return items.map(bytes -> {
+                byte[] separator = any[0] ? COMMA : OPEN;
+                any[0] = true;
+                byte[] framed = Arrays.copyOf(separator, bytes.length + 1);
+                System.arraycopy(bytes, 0, framed, 1, bytes.length);
+                return framed;
+            }).concatWith(Mono.fromSupplier(() -> any[0] ? CLOSE : EMPTY_ARRAY));
+        });
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void setBody(MutableHttpResponse<?> response, Object body) {
+        ((MutableHttpResponse<Object>) response).body(body);
+    }
+
+    /** A body the server streams: a publisher of items (a single value was resolved before filters). */
+    private static boolean isStream(Object body) {
+        return body != null && !(body instanceof ByteBody) && Publishers.isConvertibleToPublisher(body);
+    }
+
+    /** A body the server writes itself from a source we do not copy (files, input streams). */
+    private static boolean isPassedThrough(Object body) {
+        return body instanceof InputStream
             || body instanceof File
             || body instanceof ByteBody
             || body instanceof Writable
             || body instanceof CustomizableResponseType;
+    }
+
+    /** The copy of one streamed body, up to the stored-body cap. */
+    private final class Copy {
+        final CompletableFuture<StoredResponse> stored = new CompletableFuture<>();
+        private final MutableHttpResponse<?> response;
+        private final int cap = config.getMaxStoredBodySize();
+        private byte[] buf = new byte[256];
+        private int length;
+        private boolean overflowed;
+
+        Copy(MutableHttpResponse<?> response) {
+            this.response = response;
+        }
+
+        Flux<byte[]> attach(Publisher<byte[]> chunks) {
+            return Flux.from(chunks)
+                .doOnNext(this::append)
+                .doOnComplete(this::ended)
+                .doOnError(e -> stored.completeExceptionally(e))
+                .doOnCancel(this::abandoned);
+        }
+
+        private void append(byte[] chunk) {
+            if (overflowed) {
+                return;
+            }
+            if ((long) length + chunk.length > cap) {
+                overflowed = true;
+                buf = null;
+                return;
+            }
+            if (length + chunk.length > buf.length) {
+                buf = Arrays.copyOf(buf, Math.max(length + chunk.length, Math.min(cap, buf.length * 2)));
+            }
+            System.arraycopy(chunk, 0, buf, length, chunk.length);
+            length += chunk.length;
+        }
+
+        private void ended() {
+            byte[] body = overflowed ? EMPTY : Arrays.copyOf(buf, length);
+            stored.complete(new StoredResponse(response.code(), storedHeaders(response), body, overflowed));
+        }
+
+        /** The client went away, or the body was discarded unread: the result is not complete. */
+        void abandoned() {
+            stored.completeExceptionally(new CompletionException(new IllegalStateException(
+                "the streamed response was not sent to the end")));
+        }
     }
 }

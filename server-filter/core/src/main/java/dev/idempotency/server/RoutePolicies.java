@@ -35,7 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RoutePolicies {
 
     private static final RoutePolicy NONE = new RoutePolicy(false, Duration.ZERO, Duration.ZERO, Duration.ZERO,
-        false, List.of(), List.of(), "", false);
+        false, JsonCanonicalizer.Pointers.NONE, List.of(), "", false);
 
     private final IdempotencyConfiguration config;
     private final ConversionService conversionService;
@@ -89,7 +89,8 @@ final class RoutePolicies {
                 return NONE;
             }
             return new RoutePolicy(false, config.getLease(), config.getRetention(), Duration.ZERO, false,
-                config.getIgnoredJsonPointers(), config.getFingerprintHeaders(), template, config.isTransactional());
+                JsonCanonicalizer.Pointers.compile(config.getIgnoredJsonPointers()), config.getFingerprintHeaders(),
+                template, config.isTransactional());
         }
         List<String> pointers = new ArrayList<>(config.getIgnoredJsonPointers());
         pointers.addAll(IdempotencyConfigurationProperties.requirePointers(
@@ -110,7 +111,7 @@ final class RoutePolicies {
             duration(ann, "retention", config.getRetention(), where, false),
             duration(ann, "inFlightWait", Duration.ZERO, where, true),
             ann.booleanValue("failOpen").orElse(false),
-            List.copyOf(pointers), List.copyOf(headers), template, transactional);
+            JsonCanonicalizer.Pointers.compile(pointers), List.copyOf(headers), template, transactional);
     }
 
     private Duration duration(AnnotationValue<Idempotent> ann, String member, Duration fallback, String where,

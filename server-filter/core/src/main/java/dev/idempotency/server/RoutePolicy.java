@@ -11,12 +11,12 @@ import java.util.List;
  * @param retention           how long results are kept
  * @param inFlightWait        how long a duplicate waits for the original ({@code ZERO}: 409 at once)
  * @param failOpen            whether to run without idempotency when the store fails
- * @param ignoredJsonPointers members left out of the fingerprint
+ * @param ignoredJsonPointers members left out of the fingerprint, compiled
  * @param fingerprintHeaders  request headers included in the fingerprint
  * @param template            the route's URI template, part of the scope
  * @param transactional       whether acquire, handler and completion share one store transaction (S18)
  */
 record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
-                   boolean failOpen, List<String> ignoredJsonPointers, List<String> fingerprintHeaders,
+                   boolean failOpen, JsonCanonicalizer.Pointers ignoredJsonPointers, List<String> fingerprintHeaders,
                    String template, boolean transactional) {
 }

@@ -16,6 +16,8 @@ import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Post;
 import io.micronaut.runtime.server.EmbeddedServer;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
@@ -53,6 +55,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ConcurrencyAndLeaseTest {
 
     @Controller("/race")
+    @ExecuteOn(TaskExecutors.BLOCKING)
     @Requires(property = "spec.name", value = "ConcurrencyAndLeaseTest")
     static class RaceApi {
         final Map<String, AtomicInteger> executions = new ConcurrentHashMap<>();
@@ -221,7 +224,7 @@ class ConcurrencyAndLeaseTest {
     void scheduledPurge() throws Exception {
         String storeKey = "purge-" + UUID.randomUUID();
         byte[] fp = new byte[32];
-        assertThat(store.acquire(storeKey, fp, Duration.ofSeconds(5))).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(store.acquire(storeKey, fp, Duration.ofSeconds(5)).toCompletableFuture().join()).isInstanceOf(AcquireResult.Acquired.class);
         clock.advance(Duration.ofSeconds(6));
         int before = store.size();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -229,7 +232,7 @@ class ConcurrencyAndLeaseTest {
             Thread.sleep(20);
         }
         // purged, not merely expired: a new acquire is a fresh record, not a takeover
-        AcquireResult again = store.acquire(storeKey, fp, Duration.ofSeconds(5));
+        AcquireResult again = store.acquire(storeKey, fp, Duration.ofSeconds(5)).toCompletableFuture().join();
         assertThat(again).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(((AcquireResult.Acquired) again).takeover()).isFalse();
     }

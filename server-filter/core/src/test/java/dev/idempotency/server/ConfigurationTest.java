@@ -195,7 +195,8 @@ class ConfigurationTest {
         try (EmbeddedServer server = start(Map.of("idempotency.enabled", "false",
             "spec.name", "ConfigurationTest-bad-annotation"))) {
             assertThat(server.getApplicationContext().findBean(RoutePolicies.class)).isEmpty();
-            assertThat(server.getApplicationContext().findBean(LeaseRenewer.class)).isEmpty();
+            assertThat(server.getApplicationContext().findBean(LeaseKeeper.class)).isEmpty();
+            assertThat(server.getApplicationContext().findBean(Coordinator.class)).isEmpty();
         }
     }
 

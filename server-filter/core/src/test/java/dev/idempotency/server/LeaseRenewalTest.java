@@ -8,6 +8,8 @@ import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Post;
 import io.micronaut.runtime.server.EmbeddedServer;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.DisplayName;
@@ -32,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LeaseRenewalTest {
 
     @Controller("/renew")
+    @ExecuteOn(TaskExecutors.BLOCKING)
     @Requires(property = "spec.name", value = "LeaseRenewalTest")
     static class SlowApi {
         final AtomicInteger executions = new AtomicInteger();

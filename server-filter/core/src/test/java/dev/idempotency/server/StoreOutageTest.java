@@ -28,7 +28,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -54,34 +57,32 @@ class StoreOutageTest {
             this.delegate = new InMemoryIdempotencyStore(clock, 1000);
         }
 
-        private void check(boolean down) {
+        private <T> CompletionStage<T> unlessDown(boolean down, Supplier<CompletionStage<T>> call) {
             if (down) {
-                throw new IdempotencyStoreException("connection refused (simulated outage)");
+                return CompletableFuture.failedFuture(new IdempotencyStoreException("connection refused (simulated outage)"));
             }
+            return call.get();
         }
 
         @Override
-        public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
-            check(acquireDown);
-            return delegate.acquire(storeKey, fingerprint, lease);
+        public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
+            return unlessDown(acquireDown, () -> delegate.acquire(storeKey, fingerprint, lease));
         }
 
         @Override
-        public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
-            check(completeDown);
-            return delegate.complete(storeKey, fencingToken, response, retention);
+        public CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response,
+                                                 Duration retention) {
+            return unlessDown(completeDown, () -> delegate.complete(storeKey, fencingToken, response, retention));
         }
 
         @Override
-        public boolean release(String storeKey, long fencingToken) {
-            check(completeDown);
-            return delegate.release(storeKey, fencingToken);
+        public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
+            return unlessDown(completeDown, () -> delegate.release(storeKey, fencingToken));
         }
 
         @Override
-        public boolean renew(String storeKey, long fencingToken, Duration lease) {
-            check(completeDown);
-            return delegate.renew(storeKey, fencingToken, lease);
+        public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
+            return unlessDown(completeDown, () -> delegate.renew(storeKey, fencingToken, lease));
         }
     }
 

@@ -13,6 +13,8 @@ import io.micronaut.http.annotation.Post;
 import io.micronaut.http.annotation.Put;
 import io.micronaut.http.annotation.QueryValue;
 import io.micronaut.http.server.types.files.StreamedFile;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.serde.annotation.Serdeable;
 
 import java.io.ByteArrayInputStream;
@@ -28,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * replay (count unchanged) from a second execution.
  */
 @Controller("/t")
+@ExecuteOn(TaskExecutors.BLOCKING)
 @Requires(property = "spec.name", value = "IdempotencyFilterTest")
 class TestApi {
 

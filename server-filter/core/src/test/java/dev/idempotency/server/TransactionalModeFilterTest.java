@@ -17,6 +17,8 @@ import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Post;
 import io.micronaut.runtime.server.EmbeddedServer;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
@@ -30,6 +32,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
@@ -62,8 +68,19 @@ class TransactionalModeFilterTest {
             this.delegate = new InMemoryIdempotencyStore(clock, 1000);
         }
 
+        /** The island: transactions run on a thread of their own, as the real store's do. */
+        private final ExecutorService island = Executors.newFixedThreadPool(4, r -> {
+            Thread t = new Thread(r, "fake-tx");
+            t.setDaemon(true);
+            return t;
+        });
+
         @Override
-        public <T> T inTransaction(Function<Transaction, T> work) {
+        public <T> CompletionStage<T> inTransaction(Function<Transaction, T> work) {
+            return CompletableFuture.supplyAsync(() -> transaction(work), island);
+        }
+
+        private <T> T transaction(Function<Transaction, T> work) {
             FakeTx tx = new FakeTx();
             T result;
             try {
@@ -94,7 +111,7 @@ class TransactionalModeFilterTest {
 
             @Override
             public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
-                AcquireResult r = delegate.acquire(storeKey, fingerprint, lease);
+                AcquireResult r = delegate.acquire(storeKey, fingerprint, lease).toCompletableFuture().join();
                 if (r instanceof AcquireResult.Acquired a) {
                     key = storeKey;
                     token = a.fencingToken();
@@ -107,7 +124,7 @@ class TransactionalModeFilterTest {
 
             @Override
             public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
-                pending = () -> delegate.complete(storeKey, fencingToken, response, retention);
+                pending = () -> delegate.complete(storeKey, fencingToken, response, retention).toCompletableFuture().join();
                 return true;
             }
 
@@ -124,34 +141,36 @@ class TransactionalModeFilterTest {
             void rollback() {
                 rollbacks.incrementAndGet();
                 if (key != null) {
-                    delegate.release(key, token); // the uncommitted record vanishes
+                    delegate.release(key, token).toCompletableFuture().join(); // the uncommitted record vanishes
                 }
             }
         }
 
         @Override
-        public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
+        public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
             return delegate.acquire(storeKey, fingerprint, lease);
         }
 
         @Override
-        public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
+        public CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response,
+                                                 Duration retention) {
             return delegate.complete(storeKey, fencingToken, response, retention);
         }
 
         @Override
-        public boolean release(String storeKey, long fencingToken) {
+        public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
             return delegate.release(storeKey, fencingToken);
         }
 
         @Override
-        public boolean renew(String storeKey, long fencingToken, Duration lease) {
+        public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
             renewals.incrementAndGet();
             return delegate.renew(storeKey, fencingToken, lease);
         }
     }
 
     @Controller("/tx")
+    @ExecuteOn(TaskExecutors.BLOCKING)
     @Requires(property = "spec.name", value = "TransactionalModeFilterTest")
     static class Api {
         final AtomicInteger runs = new AtomicInteger();

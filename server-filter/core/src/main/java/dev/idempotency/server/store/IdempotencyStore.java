@@ -1,26 +1,37 @@
 package dev.idempotency.server.store;
 
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 
 /**
- * Where idempotency records live. Per covered request the server filter calls
- * {@link #acquire} once (or every 50 ms while a route with {@code inFlightWait} waits for the
- * original), {@link #renew} every third of the lease while the handler runs, and then
- * {@link #complete} or {@link #release} once; a failed completion is retried with backoff for
- * up to half the lease.
+ * Where idempotency records live: the asynchronous store SPI (CONTRACT S17). Per covered
+ * request the server filter calls {@link #acquire} once (again every 50 ms while a route with
+ * {@code inFlightWait} waits for the original), {@link #renew} about every third of the lease
+ * while a long handler runs, and then {@link #complete} or {@link #release} once; a failed
+ * completion is retried with backoff for up to half the lease.
+ *
+ * <h2>Asynchronous, never blocking</h2>
+ * Every operation returns at once with a {@link CompletionStage}; no operation blocks the
+ * calling thread, which is often an event-loop thread of the HTTP server. A store whose client
+ * library can only block runs that work on threads of its own: implement
+ * {@link BlockingIdempotencyStore} instead and let {@link BlockingStoreAdapter} run it on a
+ * bounded executor. A stage may complete on any thread, including the store client's own I/O
+ * thread: callers must not block in dependent actions (the filter moves its work off those
+ * threads). Stages of in-memory stores are typically already complete when returned.
  *
  * <h2>Guarantees every implementation gives</h2>
  * <ul>
  *   <li><b>Thread-safe.</b> Every method may be called concurrently from any thread, by any
  *       number of application instances sharing the same backing storage.</li>
  *   <li><b>Atomic acquire in one round trip.</b> For one {@code storeKey}, among any number of
- *       concurrent {@code acquire} calls at most one returns {@link AcquireResult.Acquired};
- *       the decision (absent, in progress, completed, expired lease, fingerprint mismatch) is
- *       made in a single operation against the backing storage.</li>
+ *       concurrent {@code acquire} calls at most one completes with
+ *       {@link AcquireResult.Acquired}; the decision (absent, in progress, completed, expired
+ *       lease, fingerprint mismatch) is made in a single operation against the backing
+ *       storage.</li>
  *   <li><b>Fencing.</b> Each successful acquire returns a fencing token greater than every
  *       token issued before for that key. {@link #complete}, {@link #release} and
  *       {@link #renew} act only when the token still matches the record; otherwise they
- *       change nothing and return {@code false}.</li>
+ *       change nothing and complete with {@code false}.</li>
  *   <li><b>Expired leases.</b> An in-progress record whose lease has expired counts as absent:
  *       the next acquire takes it over (whatever its fingerprint) with a new token and reports
  *       {@link AcquireResult.Acquired#takeover()}.</li>
@@ -29,11 +40,15 @@ import java.time.Duration;
  *       result is the one to keep. Only a takeover (a new token) fences it out.</li>
  *   <li><b>Retention.</b> A completed record is replayed until its retention ends; after that
  *       it counts as absent and the store eventually deletes it.</li>
- *   <li><b>Failure.</b> When the backing storage is unreachable or too slow the store throws
- *       {@link IdempotencyStoreException}; it never guesses an answer.</li>
+ *   <li><b>Failure.</b> When the backing storage is unreachable, too slow or full, the stage
+ *       completes exceptionally with {@link IdempotencyStoreException}; a store never guesses
+ *       an answer. Only invalid arguments (nulls, non-positive durations), which are programming
+ *       errors, throw at once.</li>
  * </ul>
  * Keys are opaque fixed-length strings made by the filter (a hash of scope and key), never
- * the raw client key; a store may use them verbatim in its storage keys.
+ * the raw client key; a store may use them verbatim in its storage keys. Fingerprints are
+ * opaque byte strings of at most 64 bytes (the filter sends a version byte and 32 bytes of
+ * SHA-256) that the store compares byte for byte.
  */
 public interface IdempotencyStore {
 
@@ -43,38 +58,38 @@ public interface IdempotencyStore {
      * {@code lease}.
      *
      * @param storeKey    the fixed-length key of the record
-     * @param fingerprint the request fingerprint (32 bytes of SHA-256)
+     * @param fingerprint the request fingerprint, compared byte for byte
      * @param lease       how long the new in-progress record stays locked without renewal
-     * @return what was found, see {@link AcquireResult}
-     * @throws IdempotencyStoreException when the store cannot answer
+     * @return what was found, see {@link AcquireResult}; failed with
+     *     {@link IdempotencyStoreException} when the store cannot answer
      */
-    AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease);
+    CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease);
 
     /**
      * Stores the result of the request that holds {@code fencingToken} and turns the record
      * into a completed one, kept for {@code retention}.
      *
      * @return {@code true} when stored; {@code false} when the token no longer matches (the
-     *     lease was taken over, or the record released) and nothing was changed
-     * @throws IdempotencyStoreException when the store cannot answer
+     *     lease was taken over, or the record released) and nothing was changed; failed with
+     *     {@link IdempotencyStoreException} when the store cannot answer
      */
-    boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention);
+    CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response, Duration retention);
 
     /**
      * Removes the in-progress record held with {@code fencingToken}, so that the next request
      * with the same key runs again.
      *
-     * @return {@code true} when removed; {@code false} when the token did not match
-     * @throws IdempotencyStoreException when the store cannot answer
+     * @return {@code true} when removed; {@code false} when the token did not match; failed
+     *     with {@link IdempotencyStoreException} when the store cannot answer
      */
-    boolean release(String storeKey, long fencingToken);
+    CompletionStage<Boolean> release(String storeKey, long fencingToken);
 
     /**
      * Extends the lease of the in-progress record held with {@code fencingToken} to
      * {@code lease} from now.
      *
-     * @return {@code true} when extended; {@code false} when the token no longer matches
-     * @throws IdempotencyStoreException when the store cannot answer
+     * @return {@code true} when extended; {@code false} when the token no longer matches;
+     *     failed with {@link IdempotencyStoreException} when the store cannot answer
      */
-    boolean renew(String storeKey, long fencingToken, Duration lease);
+    CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease);
 }

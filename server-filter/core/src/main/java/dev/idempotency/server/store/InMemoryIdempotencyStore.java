@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * lock. The bound counts records, not bytes: with the default 1 MiB stored-body cap, size
  * {@code maxEntries} for the heap you can spare.
  *
- * <p>Every operation is atomic per key ({@link ConcurrentHashMap#compute}).
+ * <p>Every operation is atomic per key ({@link ConcurrentHashMap#compute}) and runs on the
+ * calling thread without waiting for anything but that map's own short per-bin locks; the stages
+ * it returns are already complete.
  */
 public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
@@ -66,13 +70,17 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
+    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Checks.positive(lease, "lease");
         Instant now = clock.instant();
         if (entries.size() >= maxEntries && !entries.containsKey(storeKey)) {
-            makeRoom();
+            try {
+                makeRoom();
+            } catch (IdempotencyStoreException e) {
+                return CompletableFuture.failedFuture(e);
+            }
         }
         AcquireResult[] result = new AcquireResult[1];
         entries.compute(storeKey, (key, existing) -> {
@@ -91,11 +99,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             }
             return existing;
         });
-        return result[0];
+        return CompletableFuture.completedFuture(result[0]);
     }
 
     @Override
-    public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
+    public CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response,
+                                             Duration retention) {
         Objects.requireNonNull(response, "response");
         Checks.positive(retention, "retention");
         Instant now = clock.instant();
@@ -110,11 +119,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         if (done[0] != null) {
             completionOrder.add(new Completed(storeKey, done[0]));
         }
-        return done[0] != null;
+        return done(done[0] != null);
     }
 
     @Override
-    public boolean release(String storeKey, long fencingToken) {
+    public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
         boolean[] done = new boolean[1];
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
@@ -123,11 +132,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             }
             return existing;
         });
-        return done[0];
+        return done(done[0]);
     }
 
     @Override
-    public boolean renew(String storeKey, long fencingToken, Duration lease) {
+    public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
         Checks.positive(lease, "lease");
         Instant now = clock.instant();
         boolean[] done = new boolean[1];
@@ -138,7 +147,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             }
             return existing;
         });
-        return done[0];
+        return done(done[0]);
+    }
+
+    private static CompletionStage<Boolean> done(boolean result) {
+        return CompletableFuture.completedFuture(result);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.idempotency.server.store;
 
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 
 /**
@@ -8,6 +9,15 @@ import java.util.function.Function;
  * transaction as the handler's own writes (CONTRACT S18). With transactional mode on
  * ({@code idempotency.transactional=true} or {@code @Idempotent(transactional = true)}) the
  * filter runs acquire, the handler and the completion inside one {@link #inTransaction} call.
+ *
+ * <h2>The transactional island</h2>
+ * Database transactions of JDBC are bound to a thread, so this is the one place where the
+ * filter's work blocks a thread: {@link #inTransaction} returns at once, runs {@code work} on a
+ * bounded executor of the store (its "transactional island", sized to the connections it may
+ * hold), and completes its stage from there. Inside {@code work} the {@link Transaction}'s
+ * methods block, and the filter waits there for the handler. No event-loop or request thread
+ * ever waits for a transaction; when the island is saturated the stage fails with
+ * {@link IdempotencyStoreException} (503) rather than queueing without bound.
  *
  * <h2>Guarantee</h2>
  * Everything done inside {@code work} through the {@link Transaction} handle, and every write
@@ -17,8 +27,8 @@ import java.util.function.Function;
  * back as one unit:
  * <ul>
  *   <li>{@code work} returns and nobody asked for a rollback: one commit. When the commit fails
- *       {@code inTransaction} throws {@link IdempotencyStoreException}: neither the record nor
- *       the handler's writes exist, so the request may simply be retried.</li>
+ *       the stage fails with {@link IdempotencyStoreException}: neither the record nor the
+ *       handler's writes exist, so the request may simply be retried.</li>
  *   <li>{@code work} throws, or called {@link Transaction#setRollbackOnly()}, or joined code
  *       marked the transaction rollback-only: rollback. The in-progress record vanishes with the
  *       handler's writes; this is the transactional form of {@link #release}.</li>
@@ -33,17 +43,23 @@ public interface TransactionalIdempotencyStore extends IdempotencyStore {
 
     /**
      * Runs {@code work} in a new database transaction (suspending none: the filter calls it
-     * before any application transaction exists) and commits or rolls back as described above.
+     * before any application transaction exists) on the store's transactional island, and
+     * commits or rolls back as described above. {@code work} runs in Micronaut's propagated
+     * context of the caller (tracing, MDC, the request) with the transaction added to it.
      *
-     * @param work what to do inside the transaction; its exceptions are rethrown unchanged
-     *             after the rollback
+     * @param work what to do inside the transaction, on an island thread; it may block. Its
+     *             exceptions fail the stage unchanged after the rollback
      * @param <T>  the result type
-     * @return what {@code work} returned, once committed (or rolled back on request)
-     * @throws IdempotencyStoreException when the transaction cannot be started or committed
+     * @return what {@code work} returned, once committed (or rolled back on request); failed
+     *     with {@link IdempotencyStoreException} when the transaction cannot be started or
+     *     committed, or the island is saturated
      */
-    <T> T inTransaction(Function<Transaction, T> work);
+    <T> CompletionStage<T> inTransaction(Function<Transaction, T> work);
 
-    /** The running transaction; valid only inside {@link #inTransaction} and on its thread. */
+    /**
+     * The running transaction; valid only inside {@link #inTransaction} and on its thread. Its
+     * methods block.
+     */
     interface Transaction {
 
         /**

@@ -22,8 +22,12 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,7 +35,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The contract every {@link IdempotencyStore} must pass (CONTRACT S17). Extend it, return the
  * store under test from {@link #store(MutableClock)}, and the suite checks acquire, replay,
  * mismatch, conflict, lease expiry and takeover, fencing, release, renewal, retention expiry,
- * binary bodies and a race of many threads for one key.
+ * binary bodies, a race of many threads for one key, and the same race fired from one thread
+ * without waiting (the asynchronous SPI lets a caller have many calls in flight).
+ *
+ * <p>Every call goes through the asynchronous SPI; the helpers ({@link #acquire}, ...) wait for
+ * the stage with a timeout, so a store whose stage never completes fails the suite instead of
+ * hanging it.
  *
  * <p>Time is the {@link MutableClock} handed to the store: stores must read "now" from it, so
  * the suite moves time instead of sleeping. Each test uses fresh random keys, so a store backed
@@ -72,10 +81,52 @@ public abstract class IdempotencyStoreContractTest {
         }
     }
 
+    /** A fingerprint shaped like the filter's: a version byte, then 32 bytes of SHA-256. */
     protected static byte[] fingerprint(String text) {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            byte[] hash = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            byte[] fp = new byte[hash.length + 1];
+            fp[0] = 2;
+            System.arraycopy(hash, 0, fp, 1, hash.length);
+            return fp;
         } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** {@link IdempotencyStore#acquire}, waited for. */
+    protected AcquireResult acquire(String key, byte[] fingerprint, Duration lease) {
+        return join(store.acquire(key, fingerprint, lease));
+    }
+
+    /** {@link IdempotencyStore#complete}, waited for. */
+    protected boolean complete(String key, long token, StoredResponse response, Duration retention) {
+        return join(store.complete(key, token, response, retention));
+    }
+
+    /** {@link IdempotencyStore#release}, waited for. */
+    protected boolean release(String key, long token) {
+        return join(store.release(key, token));
+    }
+
+    /** {@link IdempotencyStore#renew}, waited for. */
+    protected boolean renew(String key, long token, Duration lease) {
+        return join(store.renew(key, token, lease));
+    }
+
+    /** Waits at most 30 s for {@code stage}; its failure is rethrown unwrapped. */
+    protected static <T> T join(CompletionStage<T> stage) {
+        try {
+            return stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (TimeoutException e) {
+            throw new AssertionError("the store's stage did not complete within 30 s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
     }
@@ -88,7 +139,7 @@ public abstract class IdempotencyStoreContractTest {
     }
 
     private long acquired(String key, byte[] fp) {
-        AcquireResult r = store.acquire(key, fp, LEASE);
+        AcquireResult r = acquire(key, fp, LEASE);
         assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
         return ((AcquireResult.Acquired) r).fencingToken();
     }
@@ -96,7 +147,7 @@ public abstract class IdempotencyStoreContractTest {
     @Test
     @DisplayName("S10: acquire on an absent key creates an in-progress record")
     void acquireAbsentKey() {
-        AcquireResult r = store.acquire(newKey(), fingerprint("a"), LEASE);
+        AcquireResult r = acquire(newKey(), fingerprint("a"), LEASE);
         assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(((AcquireResult.Acquired) r).takeover()).isFalse();
     }
@@ -107,9 +158,9 @@ public abstract class IdempotencyStoreContractTest {
         String key = newKey();
         long token = acquired(key, fingerprint("a"));
         StoredResponse resp = response(201, "{\"id\":1}");
-        assertThat(store.complete(key, token, resp, RETENTION)).isTrue();
+        assertThat(complete(key, token, resp, RETENTION)).isTrue();
 
-        AcquireResult r = store.acquire(key, fingerprint("a"), LEASE);
+        AcquireResult r = acquire(key, fingerprint("a"), LEASE);
         assertThat(r).isEqualTo(new AcquireResult.Replay(resp));
         assertThat(((AcquireResult.Replay) r).response().headers())
             .containsExactly(Map.entry("Content-Type", List.of("application/json")),
@@ -122,10 +173,10 @@ public abstract class IdempotencyStoreContractTest {
         String key = newKey();
         long token = acquired(key, fingerprint("a"));
         StoredResponse resp = response(200, "ok");
-        store.complete(key, token, resp, RETENTION);
+        complete(key, token, resp, RETENTION);
 
-        assertThat(store.acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(resp));
+        assertThat(acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(resp));
     }
 
     @Test
@@ -133,8 +184,8 @@ public abstract class IdempotencyStoreContractTest {
     void mismatchWhileInProgress() {
         String key = newKey();
         acquired(key, fingerprint("a"));
-        assertThat(store.acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
     }
 
     @Test
@@ -143,7 +194,7 @@ public abstract class IdempotencyStoreContractTest {
         String key = newKey();
         acquired(key, fingerprint("a"));
         clock.advance(Duration.ofSeconds(10));
-        AcquireResult r = store.acquire(key, fingerprint("a"), LEASE);
+        AcquireResult r = acquire(key, fingerprint("a"), LEASE);
         assertThat(r).isInstanceOf(AcquireResult.InProgress.class);
         Duration remaining = ((AcquireResult.InProgress) r).remainingLease();
         assertThat(remaining).isBetween(Duration.ofSeconds(19), Duration.ofSeconds(20));
@@ -155,7 +206,7 @@ public abstract class IdempotencyStoreContractTest {
         String key = newKey();
         long first = acquired(key, fingerprint("a"));
         clock.advance(LEASE.plusSeconds(1));
-        AcquireResult r = store.acquire(key, fingerprint("a"), LEASE);
+        AcquireResult r = acquire(key, fingerprint("a"), LEASE);
         assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
         AcquireResult.Acquired second = (AcquireResult.Acquired) r;
         assertThat(second.takeover()).isTrue();
@@ -168,11 +219,11 @@ public abstract class IdempotencyStoreContractTest {
         String key = newKey();
         acquired(key, fingerprint("a"));
         clock.advance(LEASE.plusSeconds(1));
-        AcquireResult r = store.acquire(key, fingerprint("b"), LEASE);
+        AcquireResult r = acquire(key, fingerprint("b"), LEASE);
         assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(((AcquireResult.Acquired) r).takeover()).isTrue();
         // the record now belongs to the new fingerprint
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
     }
 
     @Test
@@ -182,8 +233,8 @@ public abstract class IdempotencyStoreContractTest {
         long token = acquired(key, fingerprint("a"));
         clock.advance(LEASE.plusSeconds(5));
         StoredResponse late = response(200, "late");
-        assertThat(store.complete(key, token, late, RETENTION)).isTrue();
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(late));
+        assertThat(complete(key, token, late, RETENTION)).isTrue();
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(late));
     }
 
     @Test
@@ -192,17 +243,17 @@ public abstract class IdempotencyStoreContractTest {
         String key = newKey();
         long oldToken = acquired(key, fingerprint("a"));
         clock.advance(LEASE.plusSeconds(1));
-        long newToken = ((AcquireResult.Acquired) store.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+        long newToken = ((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken();
 
-        assertThat(store.complete(key, oldToken, response(200, "old"), RETENTION)).isFalse();
-        assertThat(store.release(key, oldToken)).isFalse();
-        assertThat(store.renew(key, oldToken, LEASE)).isFalse();
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(complete(key, oldToken, response(200, "old"), RETENTION)).isFalse();
+        assertThat(release(key, oldToken)).isFalse();
+        assertThat(renew(key, oldToken, LEASE)).isFalse();
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
 
         StoredResponse fresh = response(200, "new");
-        assertThat(store.complete(key, newToken, fresh, RETENTION)).isTrue();
-        assertThat(store.complete(key, oldToken, response(200, "old"), RETENTION)).isFalse();
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(fresh));
+        assertThat(complete(key, newToken, fresh, RETENTION)).isTrue();
+        assertThat(complete(key, oldToken, response(200, "old"), RETENTION)).isFalse();
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(fresh));
     }
 
     @Test
@@ -211,10 +262,10 @@ public abstract class IdempotencyStoreContractTest {
         String key = newKey();
         long token = acquired(key, fingerprint("a"));
         StoredResponse first = response(200, "first");
-        assertThat(store.complete(key, token, first, RETENTION)).isTrue();
-        assertThat(store.complete(key, token, response(200, "second"), RETENTION)).isFalse();
-        assertThat(store.release(key, token)).isFalse();
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(first));
+        assertThat(complete(key, token, first, RETENTION)).isTrue();
+        assertThat(complete(key, token, response(200, "second"), RETENTION)).isFalse();
+        assertThat(release(key, token)).isFalse();
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(first));
     }
 
     @Test
@@ -223,10 +274,10 @@ public abstract class IdempotencyStoreContractTest {
         String key = newKey();
         long token = acquired(key, fingerprint("a"));
         clock.advance(Duration.ofSeconds(20));
-        assertThat(store.renew(key, token, LEASE)).isTrue();
+        assertThat(renew(key, token, LEASE)).isTrue();
         clock.advance(Duration.ofSeconds(20));
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
-        assertThat(store.complete(key, token, response(200, "ok"), RETENTION)).isTrue();
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(complete(key, token, response(200, "ok"), RETENTION)).isTrue();
     }
 
     @Test
@@ -234,8 +285,8 @@ public abstract class IdempotencyStoreContractTest {
     void releaseFreesKey() {
         String key = newKey();
         long token = acquired(key, fingerprint("a"));
-        assertThat(store.release(key, token)).isTrue();
-        AcquireResult r = store.acquire(key, fingerprint("b"), LEASE);
+        assertThat(release(key, token)).isTrue();
+        AcquireResult r = acquire(key, fingerprint("b"), LEASE);
         assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(((AcquireResult.Acquired) r).takeover()).isFalse();
         assertThat(((AcquireResult.Acquired) r).fencingToken()).isGreaterThan(token);
@@ -246,11 +297,11 @@ public abstract class IdempotencyStoreContractTest {
     void retentionExpiry() {
         String key = newKey();
         long token = acquired(key, fingerprint("a"));
-        store.complete(key, token, response(200, "ok"), Duration.ofMinutes(10));
+        complete(key, token, response(200, "ok"), Duration.ofMinutes(10));
         clock.advance(Duration.ofMinutes(9));
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Replay.class);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Replay.class);
         clock.advance(Duration.ofMinutes(2));
-        AcquireResult r = store.acquire(key, fingerprint("b"), LEASE);
+        AcquireResult r = acquire(key, fingerprint("b"), LEASE);
         assertThat(r).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(((AcquireResult.Acquired) r).takeover()).isFalse();
     }
@@ -269,8 +320,8 @@ public abstract class IdempotencyStoreContractTest {
         headers.put("ETag", List.of("\"v1\""));
         headers.put("Content-Language", List.of("en", "de"));
         StoredResponse resp = new StoredResponse(200, headers, body, false);
-        store.complete(key, token, resp, RETENTION);
-        AcquireResult.Replay replay = (AcquireResult.Replay) store.acquire(key, fingerprint("a"), LEASE);
+        complete(key, token, resp, RETENTION);
+        AcquireResult.Replay replay = (AcquireResult.Replay) acquire(key, fingerprint("a"), LEASE);
         assertThat(replay.response().body()).isEqualTo(body);
         assertThat(replay.response()).isEqualTo(resp);
     }
@@ -281,14 +332,14 @@ public abstract class IdempotencyStoreContractTest {
         String omittedKey = newKey();
         long t1 = acquired(omittedKey, fingerprint("a"));
         StoredResponse omitted = new StoredResponse(200, Map.of("Content-Type", List.of("text/plain")), new byte[0], true);
-        store.complete(omittedKey, t1, omitted, RETENTION);
+        complete(omittedKey, t1, omitted, RETENTION);
         String emptyKey = newKey();
         long t2 = acquired(emptyKey, fingerprint("a"));
         StoredResponse empty = new StoredResponse(204, Map.of(), new byte[0], false);
-        store.complete(emptyKey, t2, empty, RETENTION);
+        complete(emptyKey, t2, empty, RETENTION);
 
-        assertThat(store.acquire(omittedKey, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(omitted));
-        assertThat(store.acquire(emptyKey, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(empty));
+        assertThat(acquire(omittedKey, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(omitted));
+        assertThat(acquire(emptyKey, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(empty));
     }
 
     @Test
@@ -298,10 +349,60 @@ public abstract class IdempotencyStoreContractTest {
         String k2 = newKey();
         long t1 = acquired(k1, fingerprint("a"));
         long t2 = acquired(k2, fingerprint("a"));
-        store.complete(k1, t1, response(200, "one"), RETENTION);
-        assertThat(store.acquire(k2, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
-        assertThat(store.release(k1, t2)).isFalse();
-        assertThat(store.acquire(k1, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(response(200, "one")));
+        complete(k1, t1, response(200, "one"), RETENTION);
+        assertThat(acquire(k2, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(release(k1, t2)).isFalse();
+        assertThat(acquire(k1, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(response(200, "one")));
+    }
+
+    @Test
+    @DisplayName("S7/S9/S17: fingerprints are compared byte for byte, version byte included")
+    void fingerprintsAreOpaqueBytes() {
+        String key = newKey();
+        byte[] fp = fingerprint("a");
+        long token = acquired(key, fp);
+        complete(key, token, response(200, "ok"), RETENTION);
+        byte[] otherVersion = fp.clone();
+        otherVersion[0] = 1;
+        assertThat(acquire(key, otherVersion, LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        byte[] lastByte = fp.clone();
+        lastByte[lastByte.length - 1] ^= 1;
+        assertThat(acquire(key, lastByte, LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(acquire(key, fp.clone(), LEASE)).isInstanceOf(AcquireResult.Replay.class);
+    }
+
+    @Test
+    @DisplayName("S10/S17: many acquires of one key in flight at once from ONE thread: exactly one acquires")
+    void pipelinedAcquiresFromOneThread() {
+        String key = newKey();
+        byte[] fp = fingerprint("pipelined");
+        int n = racingThreads();
+        List<CompletableFuture<AcquireResult>> inFlight = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            inFlight.add(store.acquire(key, fp, LEASE).toCompletableFuture());
+        }
+        List<AcquireResult> results = inFlight.stream().map(IdempotencyStoreContractTest::join).toList();
+        assertThat(results).filteredOn(r -> r instanceof AcquireResult.Acquired).hasSize(1);
+        assertThat(results).filteredOn(r -> r instanceof AcquireResult.InProgress).hasSize(n - 1);
+    }
+
+    @Test
+    @DisplayName("S12/S17: completions of many keys in flight at once all land, each replayed with its own body")
+    void pipelinedCompletions() {
+        int n = 32;
+        List<String> keys = new ArrayList<>();
+        List<CompletableFuture<Boolean>> done = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String key = newKey();
+            keys.add(key);
+            long token = acquired(key, fingerprint("p" + i));
+            done.add(store.complete(key, token, response(200, "body-" + i), RETENTION).toCompletableFuture());
+        }
+        assertThat(done.stream().map(IdempotencyStoreContractTest::join)).containsOnly(true);
+        for (int i = 0; i < n; i++) {
+            assertThat(acquire(keys.get(i), fingerprint("p" + i), LEASE))
+                .isEqualTo(new AcquireResult.Replay(response(200, "body-" + i)));
+        }
     }
 
     /** Runs {@code n} acquires of one key and fingerprint at once, released together by a latch. */
@@ -313,7 +414,7 @@ public abstract class IdempotencyStoreContractTest {
             for (int i = 0; i < n; i++) {
                 futures.add(pool.submit(() -> {
                     start.await();
-                    return store.acquire(key, fp, LEASE);
+                    return IdempotencyStoreContractTest.this.acquire(key, fp, LEASE);
                 }));
             }
             start.countDown();

@@ -28,29 +28,29 @@ class InMemoryIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         InMemoryIdempotencyStore small = new InMemoryIdempotencyStore(clock, 10);
         for (int i = 0; i < 10; i++) {
             String key = newKey();
-            long token = ((AcquireResult.Acquired) small.acquire(key, fingerprint("a"), LEASE)).fencingToken();
-            small.complete(key, token, response(200, "x"), RETENTION);
+            long token = ((AcquireResult.Acquired) join(small.acquire(key, fingerprint("a"), LEASE))).fencingToken();
+            join(small.complete(key, token, response(200, "x"), RETENTION));
         }
-        assertThat(small.acquire(newKey(), fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(join(small.acquire(newKey(), fingerprint("a"), LEASE))).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(small.size()).isLessThanOrEqualTo(10);
 
         InMemoryIdempotencyStore locked = new InMemoryIdempotencyStore(clock, 3);
         for (int i = 0; i < 3; i++) {
-            locked.acquire(newKey(), fingerprint("a"), LEASE);
+            join(locked.acquire(newKey(), fingerprint("a"), LEASE));
         }
-        assertThatThrownBy(() -> locked.acquire(newKey(), fingerprint("a"), LEASE))
+        assertThatThrownBy(() -> join(locked.acquire(newKey(), fingerprint("a"), LEASE)))
             .isInstanceOf(IdempotencyStoreException.class)
             .hasMessageContaining("max-entries");
         clock.advance(LEASE.plus(Duration.ofSeconds(1)));
-        assertThat(locked.acquire(newKey(), fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(join(locked.acquire(newKey(), fingerprint("a"), LEASE))).isInstanceOf(AcquireResult.Acquired.class);
     }
 
     @Test
     @DisplayName("S16: purgeExpired removes records past their lease or retention")
     void purgeExpired() {
         InMemoryIdempotencyStore s = new InMemoryIdempotencyStore(clock, 100);
-        s.acquire(newKey(), fingerprint("a"), Duration.ofSeconds(5));
-        s.acquire(newKey(), fingerprint("a"), Duration.ofSeconds(60));
+        join(s.acquire(newKey(), fingerprint("a"), Duration.ofSeconds(5)));
+        join(s.acquire(newKey(), fingerprint("a"), Duration.ofSeconds(60)));
         clock.advance(Duration.ofSeconds(10));
         assertThat(s.purgeExpired()).isEqualTo(1);
         assertThat(s.size()).isEqualTo(1);
@@ -69,8 +69,8 @@ class InMemoryIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
                 futures.add(pool.submit(() -> {
                     for (int i = 0; i < 2_000; i++) {
                         String key = newKey();
-                        long token = ((AcquireResult.Acquired) small.acquire(key, fingerprint("a"), LEASE)).fencingToken();
-                        small.complete(key, token, response(200, "x"), RETENTION);
+                        long token = ((AcquireResult.Acquired) join(small.acquire(key, fingerprint("a"), LEASE))).fencingToken();
+                        join(small.complete(key, token, response(200, "x"), RETENTION));
                     }
                     return null;
                 }));

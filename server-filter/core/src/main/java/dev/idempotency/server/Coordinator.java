@@ -1,0 +1,107 @@
+package dev.idempotency.server;
+
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStoreException;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.http.MutableHttpResponse;
+import jakarta.inject.Singleton;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static dev.idempotency.server.Report.LOG;
+
+/**
+ * The single acquire loop of a covered request (CONTRACT S9-S11, S19): it has the route's
+ * execution mode make an attempt and answers whatever the attempt did not execute itself: the
+ * stored response (replay), 422 for another payload, 409 with {@code Retry-After} while the
+ * original runs, 503 (or the handler without protection, on a fail-open route) when the store
+ * cannot answer. On a route with {@code inFlightWait} a duplicate asks again every 50 ms until the
+ * original finishes or the wait is over; the pause is a scheduled task, never a sleeping thread.
+ */
+@Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+final class Coordinator {
+
+    private static final long WAIT_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    private final IdempotencyConfiguration config;
+    private final LeasedMode leased;
+    private final TransactionalMode transactional;
+    private final Responses responses;
+    private final IdempotencyScheduler scheduler;
+    private final Report report;
+
+    Coordinator(IdempotencyConfiguration config, LeasedMode leased, TransactionalMode transactional,
+                Responses responses, IdempotencyScheduler scheduler, Report report) {
+        this.config = config;
+        this.leased = leased;
+        this.transactional = transactional;
+        this.responses = responses;
+        this.scheduler = scheduler;
+        this.report = report;
+    }
+
+    /** @return the response to the request: executed, replayed or a problem */
+    CompletableFuture<MutableHttpResponse<?>> run(Exchange ex) {
+        return attempt(ex, System.nanoTime() + ex.policy().inFlightWait().toNanos());
+    }
+
+    private CompletableFuture<MutableHttpResponse<?>> attempt(Exchange ex, long waitUntil) {
+        ExecutionMode mode = ex.policy().transactional() ? transactional : leased;
+        CompletableFuture<ExecutionMode.Attempt> attempt;
+        try {
+            attempt = mode.attempt(ex).toCompletableFuture();
+        } catch (RuntimeException e) {
+            attempt = CompletableFuture.failedFuture(e);
+        }
+        return ex.loop().resume(attempt).thenCompose(a -> {
+            if (a instanceof ExecutionMode.Attempt.Executed executed) {
+                return CompletableFuture.completedFuture(executed.response());
+            }
+            if (a instanceof ExecutionMode.Attempt.StoreFailed failed) {
+                return storeFailure(ex, failed.failure());
+            }
+            return answer(ex, ((ExecutionMode.Attempt.NotAcquired) a).result(), waitUntil);
+        });
+    }
+
+    /** The answer to an acquire that did not acquire: the replay, 422, 409, or another attempt later. */
+    private CompletableFuture<MutableHttpResponse<?>> answer(Exchange ex, AcquireResult result, long waitUntil) {
+        if (result instanceof AcquireResult.Replay replay) {
+            report.outcome(Outcome.REPLAYED, ex.key(), ex.request());
+            return CompletableFuture.completedFuture(responses.replay(replay.response()));
+        }
+        if (result instanceof AcquireResult.Mismatch) {
+            report.outcome(Outcome.MISMATCH, ex.key(), ex.request());
+            return CompletableFuture.completedFuture(responses.keyReused());
+        }
+        AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
+        long remaining = waitUntil - System.nanoTime();
+        if (remaining <= 0) {
+            report.outcome(Outcome.CONFLICT, ex.key(), ex.request());
+            return CompletableFuture.completedFuture(
+                responses.inProgress(min(inProgress.remainingLease(), config.getInFlightRetryAfterMax())));
+        }
+        CompletableFuture<Void> pause = new CompletableFuture<>();
+        scheduler.executor().schedule(() -> pause.complete(null), Math.min(WAIT_POLL_NANOS, remaining),
+            TimeUnit.NANOSECONDS);
+        return pause.thenCompose(v -> attempt(ex, waitUntil));
+    }
+
+    private CompletableFuture<MutableHttpResponse<?>> storeFailure(Exchange ex, IdempotencyStoreException e) {
+        report.outcome(Outcome.STORE_ERROR, ex.key(), ex.request());
+        if (ex.policy().failOpen()) {
+            LOG.error("idempotency store unavailable, FAILING OPEN key={} route={} {}: the handler runs without"
+                + " duplicate protection", ex.key(), ex.request().getMethodName(), ex.policy().template(), e);
+            return ex.handler().get();
+        }
+        LOG.error("idempotency store unavailable key={}: answering 503 ({})", ex.key(), e.toString());
+        return CompletableFuture.completedFuture(responses.storeUnavailable());
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}

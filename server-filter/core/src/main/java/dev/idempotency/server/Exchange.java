@@ -1,0 +1,78 @@
+package dev.idempotency.server;
+
+import io.micronaut.core.propagation.PropagatedContext;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.MutableHttpResponse;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * One covered request on its way through the filter, once its key, scope and fingerprint are
+ * known: what the coordinator, the execution modes and settlement pass around instead of the
+ * same parameters through every method. Immutable.
+ *
+ * @param request     the request
+ * @param policy      the route's contract
+ * @param key         the record it is about
+ * @param fingerprint the request's fingerprint
+ * @param loop        the event loop the request's work continues on
+ * @param context     the request's propagated context (tracing, MDC, the request itself), for work
+ *                    that continues on other threads
+ * @param handler     runs the rest of the chain and the route, see {@link #handler(Supplier, String)}
+ */
+record Exchange(HttpRequest<?> request, RoutePolicy policy, RecordKey key, byte[] fingerprint, RequestLoop loop,
+                PropagatedContext context, Supplier<CompletableFuture<MutableHttpResponse<?>>> handler) {
+
+    /**
+     * @param downstream    the filter continuation's response publisher, produced on call
+     * @param replayMarker  the replay header, removed from original responses (CONTRACT S13)
+     * @return a handler that proceeds down the chain and completes with the route's response
+     */
+    static Supplier<CompletableFuture<MutableHttpResponse<?>>> handler(
+        Supplier<Publisher<MutableHttpResponse<?>>> downstream, String replayMarker) {
+        return () -> {
+            SingleResponse single = new SingleResponse(replayMarker);
+            try {
+                downstream.get().subscribe(single);
+            } catch (RuntimeException e) {
+                single.result.completeExceptionally(e);
+            }
+            return single.result;
+        };
+    }
+
+    /** The one response of the downstream publisher, as a stage. */
+    private static final class SingleResponse implements Subscriber<MutableHttpResponse<?>> {
+        final CompletableFuture<MutableHttpResponse<?>> result = new CompletableFuture<>();
+        private final String replayMarker;
+
+        SingleResponse(String replayMarker) {
+            this.replayMarker = replayMarker;
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(MutableHttpResponse<?> response) {
+            response.getHeaders().remove(replayMarker);
+            result.complete(response);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            result.completeExceptionally(t);
+        }
+
+        @Override
+        public void onComplete() {
+            result.completeExceptionally(new IllegalStateException("the filter chain ended without a response"));
+        }
+    }
+}

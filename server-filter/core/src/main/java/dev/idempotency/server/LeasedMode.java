@@ -1,0 +1,108 @@
+package dev.idempotency.server;
+
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStore;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.http.MutableHttpResponse;
+import jakarta.inject.Singleton;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+
+import static dev.idempotency.server.Report.LOG;
+
+/**
+ * The default execution mode (CONTRACT S10, S12-S15): the acquired record is protected by a
+ * lease, kept alive by {@link LeaseKeeper} while the handler runs and while a streamed response
+ * flows; then {@link Settlement} stores or releases the result. Nothing here waits: each step is
+ * a stage, and the handler starts on the request's event loop, from where the route goes to the
+ * executor it asked for.
+ */
+@Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+final class LeasedMode implements ExecutionMode {
+
+    private final IdempotencyStore store;
+    private final StoreCalls calls;
+    private final LeaseKeeper keeper;
+    private final ResponseCapture capture;
+    private final Settlement settlement;
+    private final Report report;
+
+    LeasedMode(IdempotencyStore store, StoreCalls calls, LeaseKeeper keeper, ResponseCapture capture,
+               Settlement settlement, Report report) {
+        this.store = store;
+        this.calls = calls;
+        this.keeper = keeper;
+        this.capture = capture;
+        this.settlement = settlement;
+        this.report = report;
+    }
+
+    @Override
+    public CompletionStage<Attempt> attempt(Exchange ex) {
+        CompletableFuture<AcquireResult> acquired = calls.timed("acquire",
+            () -> store.acquire(ex.key().storeKey(), ex.fingerprint(), ex.policy().lease()));
+        return ex.loop().resume(acquired).handle((result, failure) -> {
+            if (failure != null) {
+                return CompletableFuture.<Attempt>completedFuture(new Attempt.StoreFailed(StoreCalls.asStoreFailure(failure)));
+            }
+            if (result instanceof AcquireResult.Acquired a) {
+                return execute(ex, a);
+            }
+            return CompletableFuture.<Attempt>completedFuture(new Attempt.NotAcquired(result));
+        }).thenCompose(attempt -> attempt);
+    }
+
+    private CompletableFuture<Attempt> execute(Exchange ex, AcquireResult.Acquired acquired) {
+        Lease lease = new Lease(ex.key(), acquired.fencingToken(), ex.policy().lease());
+        if (acquired.takeover()) {
+            report.metrics().leaseTakenOver();
+            LOG.info("idempotency lease taken over key={}: the earlier holder's lease expired", ex.key());
+        }
+        LeaseKeeper.Keeping keeping = keeper.keep(lease);
+        CompletableFuture<MutableHttpResponse<?>> handled;
+        try {
+            handled = ex.handler().get();
+        } catch (RuntimeException e) {
+            handled = CompletableFuture.failedFuture(e);
+        }
+        return handled
+            .thenCompose(response -> settlement.releases(ex.request(), response)
+                ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, false))
+                : capture.capture(ex.request(), response))
+            .handle((captured, failure) -> {
+                if (failure != null) {
+                    // the handler (or the encoding of its response) failed: nothing to keep
+                    keeping.close();
+                    return settlement.release(lease).<Attempt>thenApply(v -> {
+                        throw failure instanceof CompletionException c ? c : new CompletionException(failure);
+                    });
+                }
+                report.outcome(Outcome.EXECUTED, ex.key(), ex.request());
+                Attempt executed = new Attempt.Executed(captured.response());
+                if (captured.stored() == null) {
+                    keeping.close();
+                    return settlement.release(lease).thenApply(v -> executed);
+                }
+                if (captured.streamed()) {
+                    captured.stored().whenComplete((stored, streamFailure) -> {
+                        keeping.close();
+                        if (streamFailure != null) {
+                            LOG.warn("idempotency streamed response of key={} did not end normally; the key is"
+                                + " released: {}", ex.key(), StoreCalls.describe(streamFailure));
+                            settlement.release(lease);
+                        } else {
+                            settlement.complete(lease, stored, ex.policy().retention());
+                        }
+                    });
+                    return CompletableFuture.completedFuture(executed);
+                }
+                keeping.close();
+                return settlement.complete(lease, captured.stored().join(), ex.policy().retention())
+                    .thenApply(v -> executed);
+            })
+            .thenCompose(next -> next);
+    }
+}

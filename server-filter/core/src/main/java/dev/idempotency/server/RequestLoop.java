@@ -1,0 +1,93 @@
+package dev.idempotency.server;
+
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+
+/**
+ * The thread a request's work continues on after an asynchronous step: the server's event loop
+ * that received the request (Netty's), captured when the filter starts. Stores complete their
+ * stages on their own threads (a Redis client's I/O thread, a JDBC executor); the filter hops
+ * back here before it runs the route or hands a response on, so application code and the rest
+ * of the server's pipeline never run on a store's thread. The hop costs nothing extra: the
+ * response would have to be handed to this loop for writing anyway.
+ *
+ * <p>When the filter does not start on a Netty event loop (another server runtime, or an earlier
+ * filter moved the request elsewhere), work continues on whichever thread completed the step.
+ */
+final class RequestLoop implements Executor {
+
+    private static final boolean NETTY = present("io.netty.util.internal.ThreadExecutorMap");
+    private static final RequestLoop INLINE = new RequestLoop(null);
+
+    private final Object executor; // an EventExecutor when Netty is present, else null
+
+    private RequestLoop(Object executor) {
+        this.executor = executor;
+    }
+
+    /** @return the event loop of the calling thread, or an inline one when it is not an event loop */
+    static RequestLoop current() {
+        if (NETTY) {
+            EventExecutor e = ThreadExecutorMap.currentExecutor();
+            if (e != null) {
+                return new RequestLoop(e);
+            }
+        }
+        return INLINE;
+    }
+
+    /** @return whether the calling thread is this loop (always, for the inline one) */
+    boolean inLoop() {
+        return executor == null || ((EventExecutor) executor).inEventLoop();
+    }
+
+    @Override
+    public void execute(Runnable command) {
+        if (executor == null) {
+            command.run();
+        } else {
+            ((EventExecutor) executor).execute(command);
+        }
+    }
+
+    /**
+     * @return a stage that completes like {@code stage}, on this loop: at once when {@code stage}
+     *     is already complete and the caller is on the loop, else by a task handed to the loop
+     */
+    <T> CompletableFuture<T> resume(CompletionStage<T> stage) {
+        CompletableFuture<T> f = stage.toCompletableFuture();
+        if (executor == null || (f.isDone() && inLoop())) {
+            return f;
+        }
+        CompletableFuture<T> resumed = new CompletableFuture<>();
+        f.whenComplete((value, failure) -> {
+            if (inLoop()) {
+                complete(resumed, value, failure);
+            } else {
+                execute(() -> complete(resumed, value, failure));
+            }
+        });
+        return resumed;
+    }
+
+    private static <T> void complete(CompletableFuture<T> f, T value, Throwable failure) {
+        if (failure != null) {
+            f.completeExceptionally(failure);
+        } else {
+            f.complete(value);
+        }
+    }
+
+    private static boolean present(String className) {
+        try {
+            Class.forName(className, false, RequestLoop.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package dev.idempotency.server;
+
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.StoredResponse;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.http.HttpAttributes;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.MutableHttpResponse;
+import io.micronaut.web.router.RouteAttributes;
+import jakarta.inject.Singleton;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static dev.idempotency.server.Report.LOG;
+
+/**
+ * How a held record ends (CONTRACT S12, S14): the status policy that decides between storing
+ * and releasing a result, and the store calls that do it.
+ *
+ * <p>Completion is tried once before the response goes out, so a retry right after it replays.
+ * When the store fails then, the caller still gets its response and the completion is retried in
+ * the background with backoff for up to half the lease: a short store outage must not leave the
+ * key to expire and the handler to run a second time. The lease holds for those retries only if
+ * its last renewal reached the store; when the store was down for longer, another request may
+ * take over and these retries are fenced off. A release is awaited too (a retry right after a 5xx
+ * runs again rather than meeting 409); when it fails the key stays locked until its lease
+ * expires.
+ */
+@Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+final class Settlement {
+
+    private static final long FIRST_RETRY_MILLIS = 100;
+
+    private final IdempotencyConfiguration config;
+    private final IdempotencyStore store;
+    private final StoreCalls calls;
+    private final IdempotencyScheduler scheduler;
+    private final IdempotencyMetrics metrics;
+
+    Settlement(IdempotencyConfiguration config, IdempotencyStore store, StoreCalls calls,
+               IdempotencyScheduler scheduler, IdempotencyMetrics metrics) {
+        this.config = config;
+        this.store = store;
+        this.calls = calls;
+        this.scheduler = scheduler;
+        this.metrics = metrics;
+    }
+
+    /** Whether the result releases the key instead of being stored (S14). */
+    boolean releases(HttpRequest<?> request, MutableHttpResponse<?> response) {
+        int status = response.code();
+        boolean thrown = RouteAttributes.getException(response).isPresent()
+            || request.getAttribute(HttpAttributes.EXCEPTION).isPresent();
+        return status >= 500 || config.getReleaseStatuses().contains(status)
+            || (thrown && !config.isReplayHandledExceptions());
+    }
+
+    /**
+     * Stores the result of {@code lease}'s holder.
+     *
+     * @return completes (never exceptionally) once the first attempt got an answer or failed
+     */
+    CompletableFuture<Void> complete(Lease lease, StoredResponse stored, Duration retention) {
+        return tryComplete(lease, stored, retention).thenAccept(answered -> {
+            if (!answered) {
+                long giveUpAt = System.nanoTime() + lease.duration().toNanos() / 2;
+                retryLater(lease, stored, retention, FIRST_RETRY_MILLIS, giveUpAt);
+            }
+        });
+    }
+
+    /**
+     * Removes the in-progress record of {@code lease}, so the next request with the key runs.
+     *
+     * @return completes (never exceptionally) once the store answered or failed
+     */
+    CompletableFuture<Void> release(Lease lease) {
+        return calls.timed("release", () -> store.release(lease.key().storeKey(), lease.token()))
+            .handle((released, failure) -> {
+                if (failure != null) {
+                    LOG.error("idempotency release failed key={}: the key stays locked until its lease expires ({})",
+                        lease.key(), StoreCalls.describe(failure));
+                }
+                return null;
+            });
+    }
+
+    private void retryLater(Lease lease, StoredResponse stored, Duration retention, long delayMillis, long giveUpAt) {
+        if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) > giveUpAt) {
+            LOG.error("idempotency completion failed key={}: the result was sent but could not be stored; the key"
+                + " stays locked until its lease expires, then a retry runs the handler again", lease.key());
+            return;
+        }
+        scheduler.executor().schedule(() -> tryComplete(lease, stored, retention).thenAccept(answered -> {
+            if (!answered) {
+                retryLater(lease, stored, retention, delayMillis * 2, giveUpAt);
+            }
+        }), delayMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** @return {@code true} when the store answered (stored or fenced), {@code false} when it failed */
+    private CompletableFuture<Boolean> tryComplete(Lease lease, StoredResponse stored, Duration retention) {
+        return calls.timed("complete", () -> store.complete(lease.key().storeKey(), lease.token(), stored, retention))
+            .handle((done, failure) -> {
+                if (failure != null) {
+                    LOG.warn("idempotency completion failed key={}, will retry: {}", lease.key(),
+                        StoreCalls.describe(failure));
+                    return false;
+                }
+                if (!done) {
+                    metrics.completionFenced();
+                    LOG.warn("idempotency completion fenced key={}: the lease was taken over by a later request,"
+                        + " whose result stands", lease.key());
+                }
+                return true;
+            });
+    }
+}

@@ -1,0 +1,76 @@
+package dev.idempotency.server;
+
+import dev.idempotency.server.store.IdempotencyStoreException;
+import io.micronaut.context.annotation.Requires;
+import jakarta.inject.Singleton;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
+
+/**
+ * Calls into the store, timed per operation (CONTRACT S22, {@code idempotency.store.latency}),
+ * with one failure shape: whatever goes wrong, synchronously or in the stage, the returned
+ * stage fails, and a failure that is not already an {@link IdempotencyStoreException} becomes
+ * one, so a broken store is answered like an unreachable one (503), never with a 500.
+ */
+@Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+final class StoreCalls {
+
+    private final IdempotencyMetrics metrics;
+
+    StoreCalls(IdempotencyMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    <T> CompletableFuture<T> timed(String operation, Supplier<? extends CompletionStage<T>> call) {
+        long start = System.nanoTime();
+        CompletableFuture<T> stage;
+        try {
+            stage = call.get().toCompletableFuture();
+        } catch (RuntimeException e) {
+            stage = CompletableFuture.failedFuture(e);
+        }
+        if (stage.isDone() && !stage.isCompletedExceptionally()) {
+            metrics.storeLatency(operation, System.nanoTime() - start, false); // the in-memory fast path
+            return stage;
+        }
+        return stage.handle((value, failure) -> {
+            metrics.storeLatency(operation, System.nanoTime() - start, failure != null);
+            if (failure != null) {
+                throw new CompletionException(storeFailure(operation, failure));
+            }
+            return value;
+        });
+    }
+
+    /** @return {@code failure} without its {@link CompletionException} wrappers */
+    static Throwable unwrap(Throwable failure) {
+        Throwable t = failure;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** @return a short text for a log line: the unwrapped failure's type and message */
+    static String describe(Throwable failure) {
+        return unwrap(failure).toString();
+    }
+
+    /** @return {@code failure} as the store failure it stands for */
+    static IdempotencyStoreException asStoreFailure(Throwable failure) {
+        return storeFailure("call", failure);
+    }
+
+    private static IdempotencyStoreException storeFailure(String operation, Throwable failure) {
+        Throwable t = unwrap(failure);
+        if (t instanceof IdempotencyStoreException e) {
+            return e;
+        }
+        return new IdempotencyStoreException("idempotency store " + operation + " failed: " + t, t);
+    }
+}

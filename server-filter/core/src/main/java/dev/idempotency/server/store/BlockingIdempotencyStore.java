@@ -1,0 +1,55 @@
+package dev.idempotency.server.store;
+
+import java.time.Duration;
+
+/**
+ * A store written against a client library that can only block (a JDBC driver of its own, a
+ * synchronous key-value client). It makes the same promises as {@link IdempotencyStore}, one
+ * method for one, except that each call blocks until the backing storage answered and store
+ * failures are thrown as {@link IdempotencyStoreException}.
+ *
+ * <p>The filter never calls it directly: wrap it in a {@link BlockingStoreAdapter}, which runs
+ * every call on a bounded executor of its own. Declaring a bean of this type is enough: the
+ * filter then wraps it (settings {@code idempotency.store.blocking.threads} and
+ * {@code idempotency.store.blocking.queue-capacity}) and uses it instead of the in-memory store.
+ *
+ * @see IdempotencyStore for the guarantees (thread safety, atomic acquire, fencing, leases,
+ *     late completion, retention, failure)
+ */
+public interface BlockingIdempotencyStore {
+
+    /**
+     * {@link IdempotencyStore#acquire}, blocking.
+     *
+     * @param storeKey    the fixed-length key of the record
+     * @param fingerprint the request fingerprint, compared byte for byte
+     * @param lease       how long the new in-progress record stays locked without renewal
+     * @return what was found
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease);
+
+    /**
+     * {@link IdempotencyStore#complete}, blocking.
+     *
+     * @return {@code true} when stored, {@code false} when the token no longer matches
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention);
+
+    /**
+     * {@link IdempotencyStore#release}, blocking.
+     *
+     * @return {@code true} when removed, {@code false} when the token did not match
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    boolean release(String storeKey, long fencingToken);
+
+    /**
+     * {@link IdempotencyStore#renew}, blocking.
+     *
+     * @return {@code true} when extended, {@code false} when the token no longer matches
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    boolean renew(String storeKey, long fencingToken, Duration lease);
+}
