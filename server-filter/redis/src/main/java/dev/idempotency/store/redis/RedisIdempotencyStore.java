@@ -7,15 +7,11 @@ import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.StoredResponse;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisScriptingCommands;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -25,9 +21,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * An {@link IdempotencyStore} on Redis, standalone or Redis Cluster, through Lettuce. Every
@@ -89,20 +85,22 @@ import java.util.concurrent.TimeoutException;
  * continues above every token it handed out before (unless one key saw more than one acquire
  * per millisecond on average). Tokens therefore look like {@code 1767225600001}.
  *
- * <h2>Connection and failures</h2>
- * The store opens its own connection, with a byte-array codec, from the Lettuce client it is
- * given (a {@link RedisClient} or a {@link RedisClusterClient}) on first use, not in the
- * constructor, and bounds it with {@code command-timeout}: both the connect and every command.
- * Any Lettuce failure (connection refused or lost, timeout, error reply) and any record that
- * cannot be decoded becomes an {@link IdempotencyStoreException}. A failed connect is retried on
- * the next call; an established connection reconnects by itself (Lettuce's reconnect backoff),
- * and commands issued while it is down time out rather than run later.
+ * <h2>Connection, threads and failures</h2>
+ * The store talks to Redis through Lettuce's asynchronous API on a connection of its own, with a
+ * byte-array codec, opened on first use (not in the constructor) with {@code connectAsync}: no
+ * call ever blocks a thread, and every stage completes on Lettuce's I/O thread. The connection
+ * belongs to a Lettuce client the store makes on the application client's resources and
+ * options (see {@link RedisConnector}); the application's client itself is never changed.
+ * {@code command-timeout} bounds each call, the connect included, by one periodic check instead
+ * of a timer per command ({@link CommandDeadlines}). Any Lettuce failure (connection refused or
+ * lost, timeout, error reply) and any record that cannot be decoded fails the stage with an
+ * {@link IdempotencyStoreException}. While the connection is down, calls fail at once; a failed
+ * connect is tried again on the next call, and an established connection reconnects by itself
+ * (Lettuce's reconnect backoff).
  *
  * <p>Thread-safe: Lettuce connections are, and every operation is a single atomic script.
  */
 public final class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
-
-    private static final Logger LOG = LoggerFactory.getLogger(RedisIdempotencyStore.class);
 
     static final String STATE_IN_PROGRESS = "P";
     static final String STATE_COMPLETED = "C";
@@ -188,114 +186,95 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
 
     private static final byte[] ZERO = {'0'};
     private static final byte[] ONE = {'1'};
+    private static final long MAX_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private final AbstractRedisClient client;
     private final Clock clock;
     private final String keyPrefix;
-    private final Duration commandTimeout;
     private final Duration lateCompletionWindow;
     private final Duration expiryGrace;
-
-    private final Object lock = new Object();
-    private volatile RedisScriptingCommands<byte[], byte[]> commands;
-    private StatefulConnection<byte[], byte[]> connection; // guarded by lock
-    private CompletableFuture<StatefulConnection<byte[], byte[]>> connecting; // guarded by lock
-    private boolean closed; // guarded by lock
+    private final CommandDeadlines deadlines;
+    private final RedisConnector connector;
 
     /**
      * Creates the store; performs no I/O (the connection is opened on first use).
      *
-     * @param client        a {@link RedisClient} or {@link RedisClusterClient}; not closed by
-     *                      the store
+     * @param client        the application's {@link RedisClient} or {@link RedisClusterClient}, whose
+     *                      resources and options the store's own connection shares; not changed or
+     *                      closed by the store
+     * @param uris          the Redis server (one URI for a standalone client) or the cluster's seed
+     *                      nodes
      * @param clock         the time source for leases and retention
      * @param configuration key prefix, timeouts and TTL margins
      */
-    public RedisIdempotencyStore(AbstractRedisClient client, Clock clock, RedisIdempotencyStoreConfiguration configuration) {
-        this.client = Objects.requireNonNull(client, "client");
-        if (!(client instanceof RedisClient) && !(client instanceof RedisClusterClient)) {
-            throw new IllegalArgumentException("client must be a RedisClient or RedisClusterClient, was "
-                + client.getClass().getName());
-        }
+    public RedisIdempotencyStore(AbstractRedisClient client, List<RedisURI> uris, Clock clock,
+                                 RedisIdempotencyStoreConfiguration configuration) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(uris, "uris");
         this.clock = Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(configuration, "configuration");
         this.keyPrefix = configuration.getKeyPrefix();
-        this.commandTimeout = configuration.getCommandTimeout();
         this.lateCompletionWindow = configuration.getLateCompletionWindow();
         this.expiryGrace = configuration.getExpiryGrace();
+        this.deadlines = new CommandDeadlines(configuration.getCommandTimeout());
+        long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
+            Math.min(MAX_TICK_NANOS, configuration.getCommandTimeout().toNanos() / 10));
+        this.connector = new RedisConnector(client, uris, deadlines, tick);
     }
 
     @Override
-    public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
+    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Checks.positive(lease, "lease");
         long now = clock.millis();
         long ttl = lease.plus(lateCompletionWindow).toMillis();
-        List<Object> reply = run(ACQUIRE, keys(storeKey), fingerprint, decimal(now),
+        return run(ACQUIRE, keys(storeKey), reply -> decodeAcquire(storeKey, reply), fingerprint, decimal(now),
             decimal(now + lease.toMillis()), decimal(ttl));
-        try {
-            String kind = text(reply.get(0));
-            switch (kind) {
-                case "A":
-                    return new AcquireResult.Acquired((Long) reply.get(1), ((Long) reply.get(2)) == 1L);
-                case "M":
-                    return new AcquireResult.Mismatch();
-                case "P":
-                    return new AcquireResult.InProgress(Duration.ofMillis((Long) reply.get(1)));
-                case "R":
-                    return new AcquireResult.Replay(decodeResponse(reply));
-                default:
-                    throw new IOException("unknown acquire reply " + kind);
-            }
-        } catch (IOException | RuntimeException e) {
-            throw new IdempotencyStoreException("Redis idempotency record " + keyPrefix + "{" + storeKey
-                + "} could not be decoded: " + e.getMessage(), e);
-        }
     }
 
     @Override
-    public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
+    public CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response,
+                                             Duration retention) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(response, "response");
         Checks.positive(retention, "retention");
         long now = clock.millis();
         long ttl = retention.plus(expiryGrace).toMillis();
-        Long done = run(COMPLETE, keys(storeKey), decimal(fencingToken), decimal(now + retention.toMillis()),
-            decimal(ttl), decimal(response.status()), response.bodyOmitted() ? ONE : ZERO,
-            ResponseEncoding.encodeHeaders(response.headers()), response.body());
-        return done == 1L;
+        return run(COMPLETE, keys(storeKey), RedisIdempotencyStore::isOne, decimal(fencingToken),
+            decimal(now + retention.toMillis()), decimal(ttl), decimal(response.status()),
+            response.bodyOmitted() ? ONE : ZERO, ResponseEncoding.encodeHeaders(response.headers()), response.body());
     }
 
     @Override
-    public boolean release(String storeKey, long fencingToken) {
+    public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
         Objects.requireNonNull(storeKey, "storeKey");
-        Long done = run(RELEASE, new byte[][] {recordKey(storeKey)}, decimal(fencingToken));
-        return done == 1L;
+        return run(RELEASE, new byte[][] {recordKey(storeKey)}, RedisIdempotencyStore::isOne, decimal(fencingToken));
     }
 
     @Override
-    public boolean renew(String storeKey, long fencingToken, Duration lease) {
+    public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
         Checks.positive(lease, "lease");
         long now = clock.millis();
         long ttl = lease.plus(lateCompletionWindow).toMillis();
-        Long done = run(RENEW, keys(storeKey), decimal(fencingToken), decimal(now + lease.toMillis()), decimal(ttl));
-        return done == 1L;
+        return run(RENEW, keys(storeKey), RedisIdempotencyStore::isOne, decimal(fencingToken),
+            decimal(now + lease.toMillis()), decimal(ttl));
     }
 
-    /** Closes the store's own connection (not the client). */
+    /** Closes the store's own connection and client (not the application's client). */
     @Override
     public void close() {
-        StatefulConnection<byte[], byte[]> c;
-        synchronized (lock) {
-            closed = true;
-            commands = null;
-            c = connection;
-            connection = null;
-        }
-        if (c != null && c.isOpen()) {
-            c.close();
-        }
+        connector.close();
+    }
+
+    /** @return the store's open connection, if any (for tests) */
+    StatefulConnection<byte[], byte[]> connection() {
+        return connector.connection();
+    }
+
+    /** @return how many calls the timeout check tracks (for tests) */
+    int trackedCalls() {
+        return deadlines.size();
     }
 
     /** @return the Redis key of the record of {@code storeKey} */
@@ -316,89 +295,83 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         return new byte[][] {recordKey(storeKey), tokenKeyText(storeKey).getBytes(StandardCharsets.UTF_8)};
     }
 
-    private <T> T run(RedisScript script, byte[][] keys, byte[]... args) {
-        RedisScriptingCommands<byte[], byte[]> c = commands();
-        try {
-            return script.execute(c, keys, args);
-        } catch (RuntimeException e) {
-            throw new IdempotencyStoreException("Redis idempotency store: " + script.name() + " failed: " + e, e);
-        }
+    /** A decoder of a script's reply; may throw {@link IOException} for a record it cannot read. */
+    @FunctionalInterface
+    private interface Decoder<T> {
+        T decode(Object reply) throws IOException;
     }
 
-    private RedisScriptingCommands<byte[], byte[]> commands() {
-        RedisScriptingCommands<byte[], byte[]> c = commands;
-        if (c != null) {
-            return c;
-        }
-        CompletableFuture<StatefulConnection<byte[], byte[]>> attempt;
-        synchronized (lock) {
-            if (closed) {
-                throw new IdempotencyStoreException("Redis idempotency store is closed");
-            }
-            if (commands != null) {
-                return commands;
-            }
-            if (connecting == null) {
-                connecting = connectInBackground();
-            }
-            attempt = connecting;
-        }
-        StatefulConnection<byte[], byte[]> conn;
-        try {
-            conn = attempt.get(commandTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            throw new IdempotencyStoreException("Redis idempotency store: no connection within " + commandTimeout, e);
-        } catch (ExecutionException e) {
-            synchronized (lock) {
-                if (connecting == attempt) {
-                    connecting = null;
+    /**
+     * Runs {@code script} and decodes its reply; the stage fails with an
+     * {@link IdempotencyStoreException} on any failure, and when no answer came within the
+     * command timeout.
+     */
+    private <T> CompletableFuture<T> run(RedisScript script, byte[][] keys, Decoder<T> decoder, byte[]... args) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        deadlines.track(result);
+        CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> commands = connector.commands();
+        if (commands.isDone() && !commands.isCompletedExceptionally()) {
+            send(script, commands.join(), keys, args, decoder, result);
+        } else {
+            commands.whenComplete((c, failure) -> {
+                if (failure != null) {
+                    result.completeExceptionally(new IdempotencyStoreException(
+                        "Redis idempotency store: cannot connect: " + cause(failure), cause(failure)));
+                } else {
+                    send(script, c, keys, args, decoder, result);
                 }
-            }
-            throw new IdempotencyStoreException("Redis idempotency store: cannot connect: " + e.getCause(), e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IdempotencyStoreException("interrupted while connecting to Redis", e);
+            });
         }
-        synchronized (lock) {
-            if (commands == null && !closed) {
-                connection = conn;
-                commands = syncCommands(conn);
-            } else if (connection != conn) {
-                conn.close();
-            }
-            if (commands == null) {
-                throw new IdempotencyStoreException("Redis idempotency store is closed");
-            }
-            return commands;
-        }
+        return result;
     }
 
-    /** Connects on a daemon thread, so callers wait at most the command timeout and share one attempt. */
-    private CompletableFuture<StatefulConnection<byte[], byte[]>> connectInBackground() {
-        CompletableFuture<StatefulConnection<byte[], byte[]>> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try {
-                StatefulConnection<byte[], byte[]> conn = client instanceof RedisClusterClient cluster
-                    ? cluster.connect(ByteArrayCodec.INSTANCE)
-                    : ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
-                conn.setTimeout(commandTimeout);
-                f.complete(conn);
-            } catch (Throwable e) {
-                LOG.debug("Redis idempotency store could not connect", e);
-                f.completeExceptionally(e);
+    private <T> void send(RedisScript script, RedisScriptingAsyncCommands<byte[], byte[]> commands, byte[][] keys,
+                          byte[][] args, Decoder<T> decoder, CompletableFuture<T> result) {
+        CompletableFuture<Object> reply;
+        try {
+            reply = script.execute(commands, keys, args);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        reply.whenComplete((value, failure) -> {
+            if (failure != null) {
+                Throwable cause = cause(failure);
+                result.completeExceptionally(new IdempotencyStoreException("Redis idempotency store: " + script.name()
+                    + " failed: " + cause, cause));
+                return;
             }
-        }, "idempotency-redis-connect");
-        t.setDaemon(true);
-        t.start();
-        return f;
+            try {
+                result.complete(decoder.decode(value));
+            } catch (IOException | RuntimeException e) {
+                result.completeExceptionally(new IdempotencyStoreException("Redis idempotency store: the reply of "
+                    + script.name() + " could not be decoded: " + e.getMessage(), e));
+            }
+        });
     }
 
     @SuppressWarnings("unchecked")
-    private static RedisScriptingCommands<byte[], byte[]> syncCommands(StatefulConnection<byte[], byte[]> conn) {
-        if (conn instanceof StatefulRedisClusterConnection<?, ?> cluster) {
-            return ((StatefulRedisClusterConnection<byte[], byte[]>) cluster).sync();
+    private AcquireResult decodeAcquire(String storeKey, Object value) throws IOException {
+        List<Object> reply = (List<Object>) value;
+        String kind = text(reply.get(0));
+        try {
+            return switch (kind) {
+                case "A" -> new AcquireResult.Acquired((Long) reply.get(1), ((Long) reply.get(2)) == 1L);
+                case "M" -> new AcquireResult.Mismatch();
+                case "P" -> new AcquireResult.InProgress(Duration.ofMillis((Long) reply.get(1)));
+                case "R" -> new AcquireResult.Replay(decodeResponse(reply));
+                default -> throw new IOException("unknown acquire reply " + kind);
+            };
+        } catch (IOException | RuntimeException e) {
+            throw new IOException("record " + keyPrefix + "{" + storeKey + "}: " + e.getMessage(), e);
         }
-        return ((StatefulRedisConnection<byte[], byte[]>) conn).sync();
+    }
+
+    private static boolean isOne(Object reply) {
+        return Long.valueOf(1L).equals(reply);
+    }
+
+    private static Throwable cause(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     }
 
     private static StoredResponse decodeResponse(List<Object> reply) throws IOException {

@@ -3,7 +3,10 @@ package dev.idempotency.store.redis;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.micronaut.configuration.lettuce.AbstractRedisConfiguration;
+import io.micronaut.configuration.lettuce.NamedRedisServersConfiguration;
 import io.micronaut.context.BeanLocator;
 import io.micronaut.context.annotation.Bean;
 import io.micronaut.context.annotation.Factory;
@@ -14,17 +17,19 @@ import io.micronaut.inject.qualifiers.Qualifiers;
 import jakarta.inject.Singleton;
 
 import java.time.Clock;
+import java.util.List;
 import java.util.Optional;
 
 /**
  * Makes the {@link RedisIdempotencyStore} bean, which replaces the in-memory store, unless
  * {@code idempotency.store.redis.enabled=false}.
  *
- * <p>Which Redis: the Lettuce client micronaut-redis configures. Without
+ * <p>Which Redis: the one micronaut-redis is configured for. Without
  * {@code idempotency.store.redis.server} that is the default client, a {@link RedisClusterClient}
- * when {@code redis.uris} is set, else a {@link RedisClient} from {@code redis.uri}; with it, the
- * client named so ({@code redis.servers.<name>.*}), cluster or standalone. Looking the client up
- * does no I/O; the store connects on first use.
+ * when {@code redis.uris} is set, else a {@link RedisClient} for {@code redis.uri}; with it, the
+ * server named so ({@code redis.servers.<name>.*}), cluster or standalone. The store connects to
+ * the same URIs with a connection of its own that shares that client's resources and options.
+ * Looking the client and its settings up does no I/O; the store connects on first use.
  */
 @Factory
 @Requires(property = RedisIdempotencyStoreConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
@@ -35,7 +40,9 @@ final class RedisIdempotencyStoreFactory {
     @Bean(preDestroy = "close")
     RedisIdempotencyStore redisIdempotencyStore(BeanLocator beans, Clock clock,
                                                 RedisIdempotencyStoreConfiguration configuration) {
-        return new RedisIdempotencyStore(client(beans, configuration.getServer()), clock, configuration);
+        Optional<String> server = configuration.getServer();
+        AbstractRedisClient client = client(beans, server);
+        return new RedisIdempotencyStore(client, uris(beans, server, client), clock, configuration);
     }
 
     static AbstractRedisClient client(BeanLocator beans, Optional<String> server) {
@@ -53,5 +60,24 @@ final class RedisIdempotencyStoreFactory {
             .orElseThrow(() -> new ConfigurationException("The Redis idempotency store needs a Redis client: set"
                 + " redis.uri (or redis.uris for a cluster), or " + RedisIdempotencyStoreConfigurationProperties.PREFIX
                 + ".enabled=false"));
+    }
+
+    /** The URIs micronaut-redis made {@code client} for: its {@code uri} (standalone) or {@code uris} (cluster). */
+    static List<RedisURI> uris(BeanLocator beans, Optional<String> server, AbstractRedisClient client) {
+        String where = server.map(name -> "redis.servers." + name).orElse("redis");
+        AbstractRedisConfiguration settings = (server.isPresent()
+            ? beans.findBean(NamedRedisServersConfiguration.class, Qualifiers.byName(server.get()))
+                .map(AbstractRedisConfiguration.class::cast)
+            : beans.findBean(AbstractRedisConfiguration.class))
+            .orElseThrow(() -> new ConfigurationException("The Redis idempotency store connects where micronaut-redis"
+                + " does, but no " + where + ".* settings were found: set " + where + ".uri (or " + where + ".uris)"));
+        if (client instanceof RedisClusterClient) {
+            List<RedisURI> uris = settings.getUris();
+            if (uris == null || uris.isEmpty()) {
+                throw new ConfigurationException("The Redis idempotency store: " + where + ".uris is empty");
+            }
+            return uris;
+        }
+        return List.of(settings.getUri().orElse(settings));
     }
 }

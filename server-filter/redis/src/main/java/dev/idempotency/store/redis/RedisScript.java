@@ -2,17 +2,20 @@ package dev.idempotency.store.redis;
 
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.sync.RedisScriptingCommands;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * A Lua script run with {@code EVALSHA}, falling back to {@code EVAL} (which also caches it
  * on the server) when the server answers {@code NOSCRIPT}: after a restart, a
- * {@code SCRIPT FLUSH}, or on a cluster node that never saw it. Nothing is loaded up front.
+ * {@code SCRIPT FLUSH}, or on a cluster node that never saw it. Nothing is loaded up front, and
+ * nothing waits: both calls go through Lettuce's asynchronous API.
  */
 final class RedisScript {
 
@@ -36,12 +39,18 @@ final class RedisScript {
         return sha1;
     }
 
-    <T> T execute(RedisScriptingCommands<byte[], byte[]> commands, byte[][] keys, byte[]... args) {
-        try {
-            return commands.evalsha(sha1, outputType, keys, args);
-        } catch (RedisNoScriptException e) { // Lettuce maps every NOSCRIPT reply to this
-            return commands.eval(source, outputType, keys, args);
-        }
+    /** @return the script's reply; completes on Lettuce's I/O thread */
+    <T> CompletableFuture<T> execute(RedisScriptingAsyncCommands<byte[], byte[]> commands, byte[][] keys,
+                                     byte[]... args) {
+        CompletableFuture<T> first = commands.<T>evalsha(sha1, outputType, keys, args).toCompletableFuture();
+        return first.exceptionallyCompose(failure -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+            if (cause instanceof RedisNoScriptException) { // Lettuce maps every NOSCRIPT reply to this
+                return commands.<T>eval(source, outputType, keys, args).toCompletableFuture();
+            }
+            return CompletableFuture.failedFuture(cause);
+        });
     }
 
     private static String sha1(byte[] text) {

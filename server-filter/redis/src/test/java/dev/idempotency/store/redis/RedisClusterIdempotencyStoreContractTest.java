@@ -55,7 +55,7 @@ class RedisClusterIdempotencyStoreContractTest extends IdempotencyStoreContractT
 
     @Override
     protected IdempotencyStore store(MutableClock clock) {
-        redisStore = new RedisIdempotencyStore(client, clock,
+        redisStore = new RedisIdempotencyStore(client, cluster.uris(), clock,
             RedisIdempotencyStoreContractTest.config(RedisIdempotencyStoreConfigurationProperties.DEFAULT_KEY_PREFIX));
         return redisStore;
     }
@@ -72,7 +72,7 @@ class RedisClusterIdempotencyStoreContractTest extends IdempotencyStoreContractT
         try (StatefulRedisClusterConnection<String, String> c = client.connect()) {
             for (int i = 0; i < 30; i++) {
                 String key = newKey();
-                assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+                assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
                 String record = redisStore.recordKeyText(key);
                 String token = redisStore.tokenKeyText(key);
                 int slot = SlotHash.getSlot(record);
@@ -94,9 +94,10 @@ class RedisClusterIdempotencyStoreContractTest extends IdempotencyStoreContractT
             IdempotencyStore bean = ctx.getBean(IdempotencyStore.class);
             assertThat(bean).isInstanceOf(RedisIdempotencyStore.class);
             String key = newKey();
-            long token = ((AcquireResult.Acquired) bean.acquire(key, fingerprint("a"), Duration.ofSeconds(30))).fencingToken();
-            assertThat(bean.complete(key, token, response(201, "{}"), Duration.ofMinutes(1))).isTrue();
-            assertThat(bean.acquire(key, fingerprint("a"), Duration.ofSeconds(30)))
+            long token = ((AcquireResult.Acquired) join(bean.acquire(key, fingerprint("a"), Duration.ofSeconds(30))))
+                .fencingToken();
+            assertThat(join(bean.complete(key, token, response(201, "{}"), Duration.ofMinutes(1)))).isTrue();
+            assertThat(join(bean.acquire(key, fingerprint("a"), Duration.ofSeconds(30))))
                 .isEqualTo(new AcquireResult.Replay(response(201, "{}")));
         }
     }

@@ -8,6 +8,7 @@ import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;
 import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -53,7 +54,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
 
     @Override
     protected IdempotencyStore store(MutableClock clock) {
-        redisStore = new RedisIdempotencyStore(client, clock, config(prefix));
+        redisStore = new RedisIdempotencyStore(client, List.of(RedisURI.create(TestRedis.uri())), clock, config(prefix));
         return redisStore;
     }
 
@@ -63,7 +64,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
     }
 
     private long acquire(String key) {
-        return ((AcquireResult.Acquired) store.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+        return ((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken();
     }
 
     @Test
@@ -84,7 +85,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
 
             Map<String, List<String>> headers = new LinkedHashMap<>();
             headers.put("Content-Type", List.of("text/plain"));
-            store.complete(key, token, new dev.idempotency.server.store.StoredResponse(201, headers,
+            complete(key, token, new dev.idempotency.server.store.StoredResponse(201, headers,
                 "hé".getBytes(StandardCharsets.UTF_8), false), RETENTION);
             Map<String, String> completed = c.sync().hgetall(recordKey);
             assertThat(completed).containsOnlyKeys("state", "fp", "token", "deadline", "status", "omitted", "headers", "body")
@@ -108,7 +109,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
             assertThat(c.sync().pttl(recordKey + ":token")).isBetween(inProgressTtl - 5_000, inProgressTtl);
 
             Duration retention = Duration.ofMinutes(10);
-            store.complete(key, token, response(200, "ok"), retention);
+            complete(key, token, response(200, "ok"), retention);
             long completedTtl = retention.plus(RedisIdempotencyStoreConfigurationProperties.DEFAULT_EXPIRY_GRACE).toMillis();
             assertThat(c.sync().pttl(recordKey)).isBetween(completedTtl - 5_000, completedTtl);
             // the counter never expires before a record it numbered
@@ -121,17 +122,18 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
     void redisCollectsExpiredRecords() {
         RedisIdempotencyStoreConfigurationProperties cfg = config(prefix);
         cfg.setExpiryGrace(Duration.ZERO);
-        try (RedisIdempotencyStore real = new RedisIdempotencyStore(client, java.time.Clock.systemUTC(), cfg);
+        try (RedisIdempotencyStore real = new RedisIdempotencyStore(client, List.of(RedisURI.create(TestRedis.uri())),
+                java.time.Clock.systemUTC(), cfg);
              StatefulRedisConnection<String, String> c = client.connect()) {
             String key = newKey();
-            long token = ((AcquireResult.Acquired) real.acquire(key, fingerprint("a"), LEASE)).fencingToken();
-            assertThat(real.complete(key, token, response(200, "ok"), Duration.ofMillis(300))).isTrue();
+            long token = ((AcquireResult.Acquired) join(real.acquire(key, fingerprint("a"), LEASE))).fencingToken();
+            assertThat(join(real.complete(key, token, response(200, "ok"), Duration.ofMillis(300)))).isTrue();
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (c.sync().exists(prefix + "{" + key + "}") == 1 && System.nanoTime() < deadline) {
                 RedisServerProcess.sleep(50);
             }
             assertThat(c.sync().exists(prefix + "{" + key + "}")).isZero();
-            assertThat(real.acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(join(real.acquire(key, fingerprint("b"), LEASE))).isInstanceOf(AcquireResult.Acquired.class);
         }
     }
 
@@ -141,9 +143,9 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
         String key = newKey();
         long token = acquire(key);
         clock.advance(Duration.ofHours(6));
-        assertThat(store.complete(key, token, response(200, "late"), RETENTION)).isTrue();
+        assertThat(complete(key, token, response(200, "late"), RETENTION)).isTrue();
         clock.advance(RETENTION.minusMinutes(1));
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(response(200, "late")));
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(response(200, "late")));
     }
 
     @Test
@@ -151,7 +153,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
     void tokensIncreaseAfterCounterLoss() {
         String key = newKey();
         long first = acquire(key);
-        assertThat(store.release(key, first)).isTrue();
+        assertThat(release(key, first)).isTrue();
         try (StatefulRedisConnection<String, String> c = client.connect()) {
             c.sync().del(prefix + "{" + key + "}:token");
         }

@@ -51,8 +51,8 @@ class RedisStoreWiringTest {
             assertThat(cfg.getExpiryGrace()).isZero();
             assertThat(cfg.getServer()).isEmpty();
             IdempotencyStore store = ctx.getBean(IdempotencyStore.class);
-            assertThat(store.acquire(UUID.randomUUID().toString(), new byte[32], Duration.ofSeconds(30)))
-                .isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(store.acquire(UUID.randomUUID().toString(), new byte[32], Duration.ofSeconds(30))
+                .toCompletableFuture().join()).isInstanceOf(AcquireResult.Acquired.class);
         } finally {
             RedisClient c = RedisClient.create(TestRedis.uri());
             RedisKeys.deleteAll(c, prefix);
@@ -79,7 +79,7 @@ class RedisStoreWiringTest {
             "idempotency.store.redis.server", "idem",
             "idempotency.store.redis.key-prefix", prefix))) {
             assertThat(ctx.getBean(IdempotencyStore.class).acquire(UUID.randomUUID().toString(), new byte[32],
-                Duration.ofSeconds(30))).isInstanceOf(AcquireResult.Acquired.class);
+                Duration.ofSeconds(30)).toCompletableFuture().join()).isInstanceOf(AcquireResult.Acquired.class);
         } finally {
             RedisClient c = RedisClient.create(TestRedis.uri());
             RedisKeys.deleteAll(c, prefix);

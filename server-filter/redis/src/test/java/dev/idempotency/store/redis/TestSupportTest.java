@@ -6,12 +6,14 @@ import dev.idempotency.testsupport.TestRedis;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,9 +52,9 @@ class TestSupportTest {
         try (RedisServerProcess p = RedisServerProcess.start(RedisServerProcess.jarBinary(),
             RedisServerProcess.freePort(false))) {
             RedisClient client = RedisClient.create(p.uri());
-            try (RedisIdempotencyStore store = new RedisIdempotencyStore(client, new MutableClock(),
-                new RedisIdempotencyStoreConfigurationProperties())) {
-                assertThat(store.acquire("k", new byte[32], Duration.ofSeconds(30)))
+            try (RedisIdempotencyStore store = new RedisIdempotencyStore(client, List.of(RedisURI.create(p.uri())),
+                new MutableClock(), new RedisIdempotencyStoreConfigurationProperties())) {
+                assertThat(store.acquire("k", new byte[32], Duration.ofSeconds(30)).toCompletableFuture().join())
                     .isInstanceOf(AcquireResult.Acquired.class);
             } finally {
                 client.shutdown();
