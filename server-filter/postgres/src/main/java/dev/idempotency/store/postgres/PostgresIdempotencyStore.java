@@ -18,6 +18,7 @@ import io.micronaut.runtime.event.annotation.EventListener;
 import io.micronaut.transaction.TransactionDefinition;
 import io.micronaut.transaction.TransactionOperations;
 import io.micronaut.transaction.TransactionStatus;
+import jakarta.annotation.PreDestroy;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import org.flywaydb.core.api.FlywayException;
@@ -43,6 +44,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -88,8 +91,8 @@ import java.util.function.Supplier;
  * Indexes: the primary key on {@code store_key}, the only lookup path of acquire, complete,
  * release and renew (the token is checked on the row, so it needs no index); and
  * {@code <table>_expires_at_idx} on {@code expires_at} for the purge's range scan. The table has
- * {@code fillfactor = 90} so that acquire's no-op update (a replay, a 409, a mismatch) can stay
- * HOT; renew, takeover and complete change {@code expires_at}, and so its index entry too.
+ * {@code fillfactor = 90}, room on each page for the row versions that renew, complete and
+ * takeover write.
  * The migration's Flyway history is kept in {@code <table>_schema_history}, apart from the
  * application's own migrations, and is applied by the store itself (at startup and before the
  * first call; Flyway serialises concurrent instances with an advisory lock) unless
@@ -99,14 +102,17 @@ import java.util.function.Supplier;
  * Each operation is one prepared statement, one round trip, autocommitted (outside transactional
  * mode) on a connection of the datasource's own pool, never joining an application transaction:
  * <ul>
- *   <li><b>acquire</b>: {@code INSERT ... ON CONFLICT (store_key) DO UPDATE ... RETURNING}. The
- *       update always runs (row-locking the latest committed version, so a row that a concurrent
- *       acquire committed a moment ago is seen, not missed by the statement's snapshot); its
- *       {@code CASE}s rewrite the row only when it has expired (takeover, or a fresh start after
- *       the retention) and otherwise leave every column as it was. {@code RETURNING
- *       fencing_token = currval(sequence)} tells whether this statement drew the row's token, i.e.
- *       acquired it; otherwise the returned row is what was there: replay, mismatch or in
- *       progress (remaining lease = {@code expires_at} - now).</li>
+ *   <li><b>acquire</b>: one statement of data-modifying CTEs that reads the record and, only
+ *       when there is none, inserts it ({@code INSERT ... ON CONFLICT DO NOTHING}), or, only when
+ *       it has expired, takes it over ({@code UPDATE ... WHERE expires_at <= now}, re-checked on
+ *       the latest row version, so of concurrent takeovers exactly one wins). A live record is
+ *       only read: a replay, a 409 or a 422 writes, locks and commits nothing. When a concurrent
+ *       acquire inserted or took over the record after the statement's snapshot (nothing acquired,
+ *       nothing live seen), a second statement decides on the latest committed version:
+ *       {@code INSERT ... ON CONFLICT (store_key) DO UPDATE ... RETURNING}, whose update
+ *       row-locks that version and rewrites it only when it has expired; {@code RETURNING
+ *       fencing_token = currval(sequence)} tells whether it drew the row's token. Transactional
+ *       mode uses that second statement directly.</li>
  *   <li><b>complete</b>, <b>renew</b>: {@code UPDATE ... WHERE store_key = ? AND fencing_token = ?
  *       AND NOT completed}; <b>release</b>: the same as {@code DELETE}. No lease check: a holder
  *       whose lease expired but was not taken over may still complete (late completion).</li>
@@ -119,6 +125,13 @@ import java.util.function.Supplier;
  * so leases and retention follow one time source and tests move it. Timestamps are truncated to
  * microseconds, PostgreSQL's precision.
  *
+ * <h2>Threads</h2>
+ * No caller waits for a connection or a statement: every operation runs on the store's own
+ * bounded executor ({@code idempotency-postgres-N}), and every transaction of transactional mode
+ * on a second one, the transactional island ({@code idempotency-tx-N}), where it keeps its thread
+ * while the handler runs; both have as many threads as the pool has connections and a bounded
+ * queue (see {@link JdbcExecutors}). Stages complete on those threads.
+ *
  * <h2>Failures and timeouts</h2>
  * Every statement has the query timeout {@code statement-timeout}; outside transactional mode the
  * connection's network timeout is that plus a second, for a server that stopped answering; the
@@ -129,9 +142,9 @@ import java.util.function.Supplier;
  * progress. Nothing touches the database in the constructor.
  *
  * <h2>Transactional mode</h2>
- * {@link #inTransaction} opens a transaction with the datasource's Micronaut Data transaction
- * manager ({@code REQUIRES_NEW}); Micronaut keeps it in the {@code PropagatedContext}, the filter
- * runs the handler inside it, and the handler's repositories and {@code @Transactional} methods on
+ * {@link #inTransaction} opens a transaction, on an island thread and in the caller's propagated
+ * context, with the datasource's Micronaut Data transaction manager ({@code REQUIRES_NEW});
+ * Micronaut keeps it in the {@code PropagatedContext}, the filter runs the handler inside it, and the handler's repositories and {@code @Transactional} methods on
  * the same datasource join it. The record's acquire and completion use the transaction's
  * connection, so they commit or roll back with the handler's writes.
  */
@@ -152,6 +165,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     private final PostgresSchemaMigrator migrator;
     private final long statementTimeoutMillis;
     private final String lockTimeoutMillis;
+    private final JdbcExecutors executors;
 
     @Inject
     PostgresIdempotencyStore(PostgresStoreConfiguration config, Clock clock, BeanLocator beans) {
@@ -186,10 +200,13 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         this.migrator = new PostgresSchemaMigrator(config, this.dataSource);
         this.statementTimeoutMillis = Math.max(1, config.getStatementTimeout().toMillis());
         this.lockTimeoutMillis = Long.toString(Math.max(1, config.getLockTimeout().toMillis()));
+        this.executors = new JdbcExecutors(config, this.dataSource);
     }
 
     @EventListener
-    void migrateOnStartup(StartupEvent event) {
+    void startup(StartupEvent event) {
+        // settle the executors (and with them the datasource lookup) now, not on a request's thread
+        executors.threads();
         if (!config.isMigrate()) {
             return;
         }
@@ -202,54 +219,73 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         }
     }
 
+    /** Stops the store's threads; calls still queued fail. */
+    @PreDestroy
+    void close() {
+        executors.close();
+    }
+
+    /** @return how many threads each of the store's executors has */
+    int threads() {
+        return executors.threads();
+    }
+
     /** @return the qualified table name */
     String table() {
         return sql.table;
     }
 
     @Override
-    public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
+    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
         checkAcquire(storeKey, fingerprint, lease);
-        return autocommit("acquire", c -> acquire(c, storeKey, fingerprint, lease));
+        return executors.statement("acquire",
+            () -> autocommit("acquire", c -> acquireAutocommit(c, storeKey, fingerprint, lease)));
     }
 
     @Override
-    public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
+    public CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response,
+                                             Duration retention) {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(response, "response");
         Checks.positive(retention, "retention");
-        return autocommit("complete", c -> complete(c, storeKey, fencingToken, response, retention));
+        return executors.statement("complete",
+            () -> autocommit("complete", c -> complete(c, storeKey, fencingToken, response, retention)));
     }
 
     @Override
-    public boolean release(String storeKey, long fencingToken) {
+    public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
         Objects.requireNonNull(storeKey, "storeKey");
-        return autocommit("release", c -> {
+        return executors.statement("release", () -> autocommit("release", c -> {
             try (PreparedStatement ps = prepare(c, sql.release)) {
                 ps.setString(1, storeKey);
                 ps.setLong(2, fencingToken);
                 return ps.executeUpdate() == 1;
             }
-        });
+        }));
     }
 
     @Override
-    public boolean renew(String storeKey, long fencingToken, Duration lease) {
+    public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");
         Checks.positive(lease, "lease");
-        return autocommit("renew", c -> {
+        return executors.statement("renew", () -> autocommit("renew", c -> {
             try (PreparedStatement ps = prepare(c, sql.renew)) {
                 ps.setObject(1, timestamp(now().plus(lease)));
                 ps.setString(2, storeKey);
                 ps.setLong(3, fencingToken);
                 return ps.executeUpdate() == 1;
             }
-        });
+        }));
     }
 
     @Override
-    public <T> T inTransaction(Function<Transaction, T> work) {
+    public <T> CompletionStage<T> inTransaction(Function<Transaction, T> work) {
         Objects.requireNonNull(work, "work");
+        return executors.transaction(() -> transaction(work));
+    }
+
+    /** One transaction, on the island thread that runs it. */
+    private <T> T transaction(Function<Transaction, T> work) {
         ensureSchema();
         try {
             return transactions.get().execute(TransactionDefinition.of(TransactionDefinition.Propagation.REQUIRES_NEW),
@@ -301,6 +337,46 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         return total;
     }
 
+    /**
+     * Acquire outside a transaction, in one statement for every outcome (see
+     * {@link PostgresSql#acquireAutocommit}): a live record is only read, so replays, 409s and 422s
+     * commit nothing. Only when that statement lost a race with a concurrent acquire (no acquired
+     * row, and no live record in its snapshot) the locking upsert decides on the latest version.
+     */
+    private AcquireResult acquireAutocommit(Connection c, String storeKey, byte[] fingerprint, Duration lease)
+        throws SQLException {
+        Instant now = now();
+        try (PreparedStatement ps = prepare(c, sql.acquireAutocommit)) {
+            ps.setString(1, storeKey);
+            ps.setBytes(2, fingerprint);
+            ps.setObject(3, timestamp(now));
+            ps.setObject(4, timestamp(now.plus(lease)));
+            ps.setString(5, lockTimeoutMillis);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    switch (rs.getString("kind")) {
+                        case "I":
+                            return new AcquireResult.Acquired(rs.getLong("fencing_token"), false);
+                        case "T":
+                            return new AcquireResult.Acquired(rs.getLong("fencing_token"), rs.getInt("holder") > 1);
+                        default:
+                            Instant expiresAt = rs.getObject("expires_at", OffsetDateTime.class).toInstant();
+                            if (now.isBefore(expiresAt)) {
+                                return existing(rs, fingerprint, now, expiresAt);
+                            }
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                return new AcquireResult.InProgress(lease); // a transactional-mode request holds it uncommitted
+            }
+            throw e;
+        }
+        return acquire(c, storeKey, fingerprint, lease);
+    }
+
+    /** The locking upsert: decides on the latest committed version of the row, and takes it over when expired. */
     private AcquireResult acquire(Connection c, String storeKey, byte[] fingerprint, Duration lease)
         throws SQLException {
         Instant now = now();
@@ -317,16 +393,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                 if (rs.getBoolean("acquired")) {
                     return new AcquireResult.Acquired(rs.getLong("fencing_token"), rs.getInt("holder") > 1);
                 }
-                if (!MessageDigest.isEqual(rs.getBytes("fingerprint"), fingerprint)) {
-                    return new AcquireResult.Mismatch();
-                }
-                if (rs.getBoolean("completed")) {
-                    return new AcquireResult.Replay(new StoredResponse(rs.getInt("response_status"),
-                        decodeHeaders(rs.getArray("response_headers")), rs.getBytes("response_body"),
-                        rs.getBoolean("body_omitted")));
-                }
-                Instant leaseEnd = rs.getObject("expires_at", OffsetDateTime.class).toInstant();
-                return new AcquireResult.InProgress(Duration.between(now, leaseEnd));
+                return existing(rs, fingerprint, now, rs.getObject("expires_at", OffsetDateTime.class).toInstant());
             }
         } catch (SQLException e) {
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
@@ -335,6 +402,20 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
             }
             throw e;
         }
+    }
+
+    /** The answer for a live record someone else holds or held: mismatch, replay, or in progress. */
+    private static AcquireResult existing(ResultSet rs, byte[] fingerprint, Instant now, Instant expiresAt)
+        throws SQLException {
+        if (!MessageDigest.isEqual(rs.getBytes("fingerprint"), fingerprint)) {
+            return new AcquireResult.Mismatch();
+        }
+        if (rs.getBoolean("completed")) {
+            return new AcquireResult.Replay(new StoredResponse(rs.getInt("response_status"),
+                decodeHeaders(rs.getArray("response_headers")), rs.getBytes("response_body"),
+                rs.getBoolean("body_omitted")));
+        }
+        return new AcquireResult.InProgress(Duration.between(now, expiresAt));
     }
 
     private boolean complete(Connection c, String storeKey, long fencingToken, StoredResponse response,

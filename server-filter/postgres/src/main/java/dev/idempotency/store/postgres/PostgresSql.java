@@ -12,6 +12,7 @@ final class PostgresSql {
 
     final String table;
     final String sequence;
+    final String acquireAutocommit;
     final String acquire;
     final String complete;
     final String release;
@@ -21,6 +22,40 @@ final class PostgresSql {
     PostgresSql(String qualifiedTable) {
         this.table = qualifiedTable;
         this.sequence = qualifiedTable + "_fencing_seq";
+        // Parameters: 1 store_key, 2 fingerprint, 3 now, 4 lease end, 5 lock_timeout (ms).
+        // The acquire of autocommit mode, one statement for every outcome. "cur" is the record as the
+        // statement's snapshot sees it. Only when there is none, "ins" inserts it; only when it has
+        // expired, "tko" takes it over with a new token (re-checked on the latest row version, so of
+        // concurrent takeovers one wins). A live record is only read: a replay, a 409 or a 422 writes,
+        // locks and commits nothing, and nextval() runs only for a new holder. When another acquire
+        // inserted or took over the record after the snapshot, no acquired row comes back and the
+        // caller runs the locking upsert below. The lock_timeout (local to this statement's implicit
+        // transaction) bounds the wait for a record another transaction holds uncommitted.
+        this.acquireAutocommit = "WITH p AS MATERIALIZED (SELECT CAST(? AS varchar) AS k, CAST(? AS bytea) AS fp,"
+            + " CAST(? AS timestamptz) AS now_at, CAST(? AS timestamptz) AS lease_end,"
+            + " set_config('lock_timeout', ?, true) AS applied),"
+            + " cur AS (SELECT r.fencing_token, r.completed, r.fingerprint, r.expires_at, r.response_status,"
+            + " r.response_headers, r.response_body, r.body_omitted FROM " + table + " r, p WHERE r.store_key = p.k),"
+            + " ins AS (INSERT INTO " + table
+            + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at)"
+            + " SELECT p.k, p.fp, nextval('" + sequence + "'), 1, false, p.now_at, p.lease_end FROM p"
+            + " WHERE NOT EXISTS (SELECT 1 FROM cur)"
+            + " ON CONFLICT (store_key) DO NOTHING RETURNING fencing_token),"
+            + " tko AS (UPDATE " + table + " AS r SET fingerprint = p.fp, fencing_token = nextval('" + sequence + "'),"
+            + " holder = CASE WHEN r.completed THEN 1 ELSE r.holder + 1 END, completed = false,"
+            + " acquired_at = p.now_at, expires_at = p.lease_end, response_status = NULL, response_headers = NULL,"
+            + " response_body = NULL, body_omitted = NULL"
+            + " FROM p WHERE r.store_key = p.k AND r.expires_at <= p.now_at"
+            + " AND EXISTS (SELECT 1 FROM cur WHERE cur.expires_at <= p.now_at)"
+            + " RETURNING r.fencing_token, r.holder)"
+            + " SELECT 'I' AS kind, fencing_token, 1 AS holder, NULL::boolean AS completed, NULL::bytea AS fingerprint,"
+            + " NULL::timestamptz AS expires_at, NULL::smallint AS response_status, NULL::text[] AS response_headers,"
+            + " NULL::bytea AS response_body, NULL::boolean AS body_omitted FROM ins"
+            + " UNION ALL SELECT 'T', fencing_token, holder, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM tko"
+            + " UNION ALL SELECT 'E', fencing_token, 0, completed, fingerprint, expires_at, response_status,"
+            + " response_headers, response_body, body_omitted FROM cur";
+        // The locking upsert, for transactional mode (where the lock_timeout must be put back for the
+        // handler's own statements) and for the rare autocommit acquire that raced another one.
         // Parameters: 1 store_key, 2 fingerprint, 3 now, 4 lease end, 5 lock_timeout (ms).
         // The FROM clause runs before the row is inserted: it saves lock_timeout and sets the bounded
         // one (transaction-local), so the wait for a record another transaction holds uncommitted is

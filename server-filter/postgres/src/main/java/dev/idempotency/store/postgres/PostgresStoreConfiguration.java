@@ -47,4 +47,10 @@ public interface PostgresStoreConfiguration {
 
     /** @return how long after its lease ended an abandoned in-progress record is kept before purging */
     Duration getPurgeStaleLeaseGrace();
+
+    /** @return threads for the store's JDBC work, per executor; 0 means the connection pool's size */
+    int getThreads();
+
+    /** @return how many store calls may wait for a thread before new ones are refused */
+    int getQueueCapacity();
 }

@@ -28,6 +28,8 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     public static final int DEFAULT_PURGE_BATCH_SIZE = 1000;
     public static final int DEFAULT_PURGE_MAX_BATCHES = 20;
     public static final Duration DEFAULT_PURGE_STALE_LEASE_GRACE = Duration.ofHours(1);
+    public static final int DEFAULT_THREADS = 0;
+    public static final int DEFAULT_QUEUE_CAPACITY = 1000;
 
     /**
      * Lower-case SQL identifiers, unquoted. Up to 40 characters so that derived names
@@ -49,6 +51,8 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
     private int purgeMaxBatches = DEFAULT_PURGE_MAX_BATCHES;
     private Duration purgeStaleLeaseGrace = DEFAULT_PURGE_STALE_LEASE_GRACE;
+    private int threads = DEFAULT_THREADS;
+    private int queueCapacity = DEFAULT_QUEUE_CAPACITY;
 
     @Override
     public boolean isEnabled() {
@@ -242,6 +246,41 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      */
     public void setPurgeStaleLeaseGrace(Duration purgeStaleLeaseGrace) {
         this.purgeStaleLeaseGrace = Checks.notNegative(purgeStaleLeaseGrace, PREFIX + ".purge-stale-lease-grace");
+    }
+
+    @Override
+    public int getThreads() {
+        return threads;
+    }
+
+    /**
+     * How many threads run the store's JDBC work, so that no request thread ever waits for a
+     * connection or a statement: that many for the autocommitted store calls, and as many again
+     * for transactional mode, where each transaction keeps its thread while the handler runs.
+     * {@code 0} (the default) takes the datasource's HikariCP {@code maximum-pool-size}, so a
+     * thread rarely waits for a connection either.
+     *
+     * @param threads 0 for the pool's size, or a positive number
+     */
+    public void setThreads(int threads) {
+        this.threads = Checks.atLeast(threads, 0, PREFIX + ".threads");
+    }
+
+    @Override
+    public int getQueueCapacity() {
+        return queueCapacity;
+    }
+
+    /**
+     * How many store calls (and, separately, transactions) may wait for a thread. Past that a
+     * call fails at once and its request is answered 503 {@code idempotency-store-unavailable}, so
+     * a database that cannot keep up sheds load instead of queueing requests without bound.
+     * Default {@value #DEFAULT_QUEUE_CAPACITY}.
+     *
+     * @param queueCapacity at least 1
+     */
+    public void setQueueCapacity(int queueCapacity) {
+        this.queueCapacity = Checks.atLeast(queueCapacity, 1, PREFIX + ".queue-capacity");
     }
 
     private static String requireIdentifier(String value, String setting) {

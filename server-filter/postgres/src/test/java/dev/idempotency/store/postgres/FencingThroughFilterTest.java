@@ -13,6 +13,8 @@ import io.micronaut.http.HttpResponse;
 import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Post;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.runtime.server.EmbeddedServer;
 import jakarta.inject.Singleton;
 import org.junit.jupiter.api.AfterAll;
@@ -47,6 +49,7 @@ class FencingThroughFilterTest {
     }
 
     @Controller("/fence")
+    @ExecuteOn(TaskExecutors.BLOCKING)
     @Requires(property = "spec.name", value = "FencingThroughFilterTest")
     static class Api {
         final AtomicInteger executions = new AtomicInteger();

@@ -11,6 +11,8 @@ import io.micronaut.http.HttpResponse;
 import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Post;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.runtime.server.EmbeddedServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,6 +42,7 @@ class MultiInstanceTest {
     private static EmbeddedServer second;
 
     @Controller("/multi")
+    @ExecuteOn(TaskExecutors.BLOCKING)
     @Requires(property = "spec.name", value = "MultiInstanceTest")
     static class Api {
         @Post("/payments")

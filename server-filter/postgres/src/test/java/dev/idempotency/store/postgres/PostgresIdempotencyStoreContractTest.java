@@ -9,6 +9,7 @@ import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;
 import dev.idempotency.testsupport.MutableClock;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -57,11 +58,21 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         return config;
     }
 
-    private static PostgresIdempotencyStore store(MutableClock clock, PostgresStoreConfigurationProperties config,
-                                                  javax.sql.DataSource ds) {
-        return new PostgresIdempotencyStore(config, clock, () -> ds, () -> {
+    private final List<PostgresIdempotencyStore> stores = new ArrayList<>();
+
+    private PostgresIdempotencyStore store(MutableClock clock, PostgresStoreConfigurationProperties config,
+                                           javax.sql.DataSource ds) {
+        PostgresIdempotencyStore s = new PostgresIdempotencyStore(config, clock, () -> ds, () -> {
             throw new UnsupportedOperationException("no transactions in this test");
         });
+        stores.add(s);
+        return s;
+    }
+
+    @AfterEach
+    void closeStores() {
+        stores.forEach(PostgresIdempotencyStore::close);
+        stores.clear();
     }
 
     @Override
@@ -86,27 +97,76 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
     @DisplayName("S10: every acquire outcome (absent, in progress, mismatch, replay, takeover) is exactly one statement")
     void oneStatementPerAcquire() {
         String key = newKey();
-        store.acquire(newKey(), fingerprint("warm-up"), LEASE); // migration and pool warm-up
+        acquire(newKey(), fingerprint("warm-up"), LEASE); // migration and pool warm-up
         int before = counting.executes.get();
-        long token = ((AcquireResult.Acquired) store.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+        long token = ((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken();
         assertThat(counting.executes.get() - before).isEqualTo(1);
 
         before = counting.executes.get();
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
-        assertThat(store.acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
         assertThat(counting.executes.get() - before).isEqualTo(2);
 
-        store.complete(key, token, response(200, "ok"), RETENTION);
+        complete(key, token, response(200, "ok"), RETENTION);
         before = counting.executes.get();
-        assertThat(store.acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Replay.class);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Replay.class);
         assertThat(counting.executes.get() - before).isEqualTo(1);
 
         String stale = newKey();
-        store.acquire(stale, fingerprint("a"), LEASE);
+        acquire(stale, fingerprint("a"), LEASE);
         clock.advance(LEASE.plusSeconds(1));
         before = counting.executes.get();
-        assertThat(((AcquireResult.Acquired) store.acquire(stale, fingerprint("a"), LEASE)).takeover()).isTrue();
+        assertThat(((AcquireResult.Acquired) acquire(stale, fingerprint("a"), LEASE)).takeover()).isTrue();
         assertThat(counting.executes.get() - before).isEqualTo(1);
+
+        String done = newKey();
+        long t = ((AcquireResult.Acquired) acquire(done, fingerprint("a"), LEASE)).fencingToken();
+        complete(done, t, response(200, "ok"), Duration.ofMinutes(1));
+        clock.advance(Duration.ofMinutes(2));
+        before = counting.executes.get();
+        AcquireResult fresh = acquire(done, fingerprint("b"), LEASE);
+        assertThat(fresh).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(((AcquireResult.Acquired) fresh).takeover()).isFalse();
+        assertThat(counting.executes.get() - before).isEqualTo(1);
+    }
+
+    /** The row's version (its creating transaction) and the fencing sequence's position. */
+    private String rowVersionAndSequence(String key) throws Exception {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT xmin::text || '/' || ctid::text || '/' || (SELECT last_value FROM "
+                 + SCHEMA + ".idempotency_records_fencing_seq) FROM " + SCHEMA
+                 + ".idempotency_records WHERE store_key = '" + key + "'")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    @Test
+    @DisplayName("S17: a replay, a 409 and a 422 write nothing: the row version and the token sequence stay as they were")
+    void answersWithoutWrites() throws Exception {
+        String key = newKey();
+        long token = ((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken();
+        String inProgress = rowVersionAndSequence(key);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(rowVersionAndSequence(key)).isEqualTo(inProgress);
+
+        complete(key, token, response(201, "done"), RETENTION);
+        String completed = rowVersionAndSequence(key);
+        for (int i = 0; i < 5; i++) {
+            assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Replay.class);
+            assertThat(acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        }
+        assertThat(rowVersionAndSequence(key)).isEqualTo(completed);
+    }
+
+    @Test
+    @DisplayName("S17: the store's JDBC work runs on as many threads as the pool has connections")
+    void threadsSizedToThePool() {
+        assertThat(((PostgresIdempotencyStore) store).threads()).isEqualTo(40);
+        PostgresStoreConfigurationProperties config = config();
+        config.setThreads(3);
+        assertThat(store(clock, config, pool).threads()).isEqualTo(3);
     }
 
     @Test
@@ -114,17 +174,17 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
     void tokensIncrease() {
         String key = newKey();
         List<Long> tokens = new ArrayList<>();
-        long t = ((AcquireResult.Acquired) store.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+        long t = ((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken();
         tokens.add(t);
-        store.release(key, t);
-        t = ((AcquireResult.Acquired) store.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+        release(key, t);
+        t = ((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken();
         tokens.add(t);
         clock.advance(LEASE.plusSeconds(1));
-        t = ((AcquireResult.Acquired) store.acquire(key, fingerprint("a"), LEASE)).fencingToken();
+        t = ((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken();
         tokens.add(t);
-        store.complete(key, t, response(200, "x"), Duration.ofMinutes(1));
+        complete(key, t, response(200, "x"), Duration.ofMinutes(1));
         clock.advance(Duration.ofMinutes(2));
-        tokens.add(((AcquireResult.Acquired) store.acquire(key, fingerprint("a"), LEASE)).fencingToken());
+        tokens.add(((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken());
         assertThat(tokens).isSorted().doesNotHaveDuplicates();
     }
 
@@ -139,13 +199,13 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         PostgresIdempotencyStore s = store(clock, config, pool);
         for (int i = 0; i < 10; i++) {
             String k = newKey();
-            long token = ((AcquireResult.Acquired) s.acquire(k, fingerprint("a"), LEASE)).fencingToken();
-            s.complete(k, token, response(200, "x"), Duration.ofMinutes(5));
+            long token = ((AcquireResult.Acquired) join(s.acquire(k, fingerprint("a"), LEASE))).fencingToken();
+            join(s.complete(k, token, response(200, "x"), Duration.ofMinutes(5)));
         }
         String liveKey = newKey();
-        long live = ((AcquireResult.Acquired) s.acquire(liveKey, fingerprint("a"), LEASE)).fencingToken();
-        s.complete(liveKey, live, response(200, "live"), Duration.ofHours(2));
-        s.acquire(newKey(), fingerprint("a"), LEASE); // in progress, lease ends in 30 s
+        long live = ((AcquireResult.Acquired) join(s.acquire(liveKey, fingerprint("a"), LEASE))).fencingToken();
+        join(s.complete(liveKey, live, response(200, "live"), Duration.ofHours(2)));
+        join(s.acquire(newKey(), fingerprint("a"), LEASE)); // in progress, lease ends in 30 s
         clock.advance(Duration.ofMinutes(10));
 
         assertThat(s.purgeExpired()).isEqualTo(6); // two batches of three, then the run stops
@@ -154,7 +214,7 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         assertThat(count("true")).isEqualTo(2); // the live record and the stale lease within its grace
         clock.advance(Duration.ofMinutes(30));
         assertThat(s.purgeExpired()).isEqualTo(1);
-        assertThat(s.acquire(liveKey, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Replay.class);
+        assertThat(join(s.acquire(liveKey, fingerprint("a"), LEASE))).isInstanceOf(AcquireResult.Replay.class);
     }
 
     @Test
@@ -199,12 +259,12 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         config.setStatementTimeout(Duration.ofMillis(500));
         config.setLockTimeout(Duration.ofMillis(200));
         PostgresIdempotencyStore s = store(clock, config, pool);
-        s.acquire(newKey(), fingerprint("a"), LEASE);
+        join(s.acquire(newKey(), fingerprint("a"), LEASE));
         try (Connection locker = pool.getConnection(); Statement st = locker.createStatement()) {
             locker.setAutoCommit(false);
             st.execute("LOCK TABLE " + SCHEMA + ".idempotency_records IN ACCESS EXCLUSIVE MODE");
             long start = System.nanoTime();
-            assertThatThrownBy(() -> s.acquire(newKey(), fingerprint("a"), LEASE))
+            assertThatThrownBy(() -> join(s.acquire(newKey(), fingerprint("a"), LEASE)))
                 .isInstanceOf(IdempotencyStoreException.class)
                 .hasMessageContaining("57014");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
@@ -224,9 +284,9 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         try (HikariDataSource dead = TestPostgres.pool(nowhere, 2)) {
             PostgresIdempotencyStore s = store(clock, config(), dead);
             long start = System.nanoTime();
-            assertThatThrownBy(() -> s.acquire(newKey(), fingerprint("a"), LEASE))
+            assertThatThrownBy(() -> join(s.acquire(newKey(), fingerprint("a"), LEASE)))
                 .isInstanceOf(IdempotencyStoreException.class);
-            assertThatThrownBy(() -> s.complete(newKey(), 1, response(200, "x"), RETENTION))
+            assertThatThrownBy(() -> join(s.complete(newKey(), 1, response(200, "x"), RETENTION)))
                 .isInstanceOf(IdempotencyStoreException.class);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
         }

@@ -10,6 +10,8 @@ import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Post;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.runtime.server.EmbeddedServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,6 +47,7 @@ class StoreOutageTest {
     private static Api api;
 
     @Controller("/outage")
+    @ExecuteOn(TaskExecutors.BLOCKING)
     @Requires(property = "spec.name", value = "StoreOutageTest")
     static class Api {
         final AtomicInteger executions = new AtomicInteger();

@@ -5,6 +5,8 @@ import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Post;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * application instances of the JVM, so a test with two instances sees the total.
  */
 @Controller("/redis-api")
+@ExecuteOn(TaskExecutors.BLOCKING)
 @Requires(property = "spec.name", value = TestApi.SPEC)
 class TestApi {
 

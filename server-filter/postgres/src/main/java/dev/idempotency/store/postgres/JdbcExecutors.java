@@ -1,0 +1,152 @@
+package dev.idempotency.store.postgres;
+
+import com.zaxxer.hikari.HikariConfigMXBean;
+import dev.idempotency.server.store.IdempotencyStoreException;
+import io.micronaut.core.propagation.PropagatedContext;
+
+import javax.sql.DataSource;
+import java.sql.SQLException;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The threads the PostgreSQL store's blocking JDBC work runs on, so that no caller waits for a
+ * connection or a statement: one executor for the autocommitted store operations
+ * ({@code idempotency-postgres-N}) and one for transactional mode ({@code idempotency-tx-N},
+ * the "transactional island", where a transaction stays on its thread while the handler runs).
+ *
+ * <p>Each has as many threads as the connection pool has connections (HikariCP's
+ * {@code maximum-pool-size}, unless {@code idempotency.store.postgres.threads} says otherwise),
+ * so a thread rarely waits for a connection, and a bounded queue
+ * ({@code idempotency.store.postgres.queue-capacity}); a call beyond it fails at once with
+ * {@link IdempotencyStoreException} (answered 503) instead of queueing without bound. Threads
+ * are daemons, made on demand (the executors and their size are settled on first use, when the
+ * datasource is looked up) and ended after a minute idle.
+ */
+final class JdbcExecutors implements AutoCloseable {
+
+    /** Threads when the pool's size cannot be read. */
+    static final int FALLBACK_THREADS = 10;
+
+    private final PostgresStoreConfiguration config;
+    private final Supplier<DataSource> dataSource;
+    private volatile ThreadPoolExecutor statements;
+    private volatile ThreadPoolExecutor island;
+    private boolean closed; // guarded by this
+
+    JdbcExecutors(PostgresStoreConfiguration config, Supplier<DataSource> dataSource) {
+        this.config = config;
+        this.dataSource = dataSource;
+    }
+
+    /** Runs a store operation on the statement executor. */
+    <T> CompletableFuture<T> statement(String operation, Supplier<T> work) {
+        return submit(statements(), operation, work);
+    }
+
+    /**
+     * Runs a transaction on the island, in the caller's propagated context (tracing, MDC, the
+     * request), so the transaction opened there joins it.
+     */
+    <T> CompletableFuture<T> transaction(Supplier<T> work) {
+        PropagatedContext context = PropagatedContext.getOrEmpty();
+        return submit(island(), "transaction", () -> {
+            try (PropagatedContext.Scope ignored = context.propagate()) {
+                return work.get();
+            }
+        });
+    }
+
+    /** @return how many threads each executor has (settled on first use) */
+    int threads() {
+        return statements().getMaximumPoolSize();
+    }
+
+    private static <T> CompletableFuture<T> submit(ThreadPoolExecutor executor, String operation, Supplier<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        try {
+            executor.execute(() -> {
+                try {
+                    result.complete(work.get());
+                } catch (Throwable e) {
+                    result.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            result.completeExceptionally(new IdempotencyStoreException(executor.isShutdown()
+                ? "PostgreSQL idempotency store is closed"
+                : "PostgreSQL idempotency store saturated: " + executor.getActiveCount() + " " + operation
+                    + " calls running and " + executor.getQueue().size() + " waiting", e));
+        }
+        return result;
+    }
+
+    private ThreadPoolExecutor statements() {
+        ThreadPoolExecutor e = statements;
+        if (e == null) {
+            start();
+            e = statements;
+        }
+        return e;
+    }
+
+    private ThreadPoolExecutor island() {
+        ThreadPoolExecutor e = island;
+        if (e == null) {
+            start();
+            e = island;
+        }
+        return e;
+    }
+
+    private synchronized void start() {
+        if (statements != null) {
+            return;
+        }
+        int threads = config.getThreads() > 0 ? config.getThreads() : poolSize();
+        statements = executor("idempotency-postgres-", threads);
+        island = executor("idempotency-tx-", threads);
+        if (closed) {
+            statements.shutdown();
+            island.shutdown();
+        }
+    }
+
+    private int poolSize() {
+        try {
+            DataSource ds = dataSource.get();
+            if (ds.isWrapperFor(HikariConfigMXBean.class)) {
+                return Math.max(1, ds.unwrap(HikariConfigMXBean.class).getMaximumPoolSize());
+            }
+        } catch (SQLException | RuntimeException e) {
+            // not a HikariCP pool, or no datasource yet: the fallback size
+        }
+        return FALLBACK_THREADS;
+    }
+
+    private ThreadPoolExecutor executor(String name, int threads) {
+        AtomicInteger n = new AtomicInteger();
+        ThreadPoolExecutor e = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(config.getQueueCapacity()), r -> {
+                Thread t = new Thread(r, name + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+        e.allowCoreThreadTimeOut(true);
+        return e;
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        if (statements != null) {
+            statements.shutdown();
+            island.shutdown();
+        }
+    }
+}
