@@ -128,8 +128,9 @@ public class StoreBenchmark {
                 + "\"cus_42\",\"description\":\"Order 1001\",\"createdAt\":\"2026-11-21T15:00:00Z\","
                 + "\"metadata\":{}}").getBytes(StandardCharsets.UTF_8), false);
         replayKey = key();
-        AcquireResult.Acquired a = (AcquireResult.Acquired) idempotencyStore.acquire(replayKey, fingerprint, LEASE);
-        idempotencyStore.complete(replayKey, a.fencingToken(), response, RETENTION);
+        AcquireResult.Acquired a = (AcquireResult.Acquired) idempotencyStore.acquire(replayKey, fingerprint, LEASE)
+            .toCompletableFuture().join();
+        idempotencyStore.complete(replayKey, a.fencingToken(), response, RETENTION).toCompletableFuture().join();
     }
 
     @TearDown(Level.Trial)
@@ -160,13 +161,15 @@ public class StoreBenchmark {
     @Benchmark
     public boolean acquireComplete() {
         String key = key();
-        AcquireResult r = idempotencyStore.acquire(key, fingerprint, LEASE);
-        return idempotencyStore.complete(key, ((AcquireResult.Acquired) r).fencingToken(), response, RETENTION);
+        return idempotencyStore.acquire(key, fingerprint, LEASE)
+            .thenCompose(r -> idempotencyStore.complete(key, ((AcquireResult.Acquired) r).fencingToken(), response,
+                RETENTION))
+            .toCompletableFuture().join();
     }
 
     @Benchmark
     public AcquireResult replay() {
-        return idempotencyStore.acquire(replayKey, fingerprint, LEASE);
+        return idempotencyStore.acquire(replayKey, fingerprint, LEASE).toCompletableFuture().join();
     }
 
     @Benchmark

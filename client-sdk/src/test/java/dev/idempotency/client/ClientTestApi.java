@@ -11,6 +11,8 @@ import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Header;
 import io.micronaut.http.annotation.PathVariable;
 import io.micronaut.http.annotation.Post;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.serde.annotation.Serdeable;
 
 import java.util.List;
@@ -23,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** Routes under the real server filter; every handler counts its side effects and records the keys it saw. */
 @Controller("/c")
+@ExecuteOn(TaskExecutors.BLOCKING)
 @Requires(property = "spec.name", value = "IdempotentClientIntegrationTest")
 class ClientTestApi {
 

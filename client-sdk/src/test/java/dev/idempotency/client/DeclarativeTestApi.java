@@ -11,6 +11,8 @@ import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Header;
 import io.micronaut.http.annotation.PathVariable;
 import io.micronaut.http.annotation.Post;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.http.annotation.RequestFilter;
 import io.micronaut.http.annotation.ServerFilter;
 import io.micronaut.http.HttpRequest;
@@ -25,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** The server side of the declarative tests, under the real server filter: counts side effects and records the keys it saw. */
 @Controller("/d")
+@ExecuteOn(TaskExecutors.BLOCKING)
 @Requires(property = "spec.name", value = "DeclarativeClientIntegrationTest")
 class DeclarativeTestApi {
 

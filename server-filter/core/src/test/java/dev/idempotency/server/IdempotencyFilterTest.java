@@ -539,7 +539,7 @@ class IdempotencyFilterTest {
     }
 
     @Test
-    @DisplayName("S15: a streamed body passes untouched and replays as omitted")
+    @DisplayName("S15: a file body (StreamedFile) passes untouched and replays as omitted; publishers are captured, see StreamingResponsesTest")
     void streamedBodyOmitted() {
         String k = key();
         int before = api.calls("stream");

@@ -257,8 +257,8 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      * How many threads run the store's JDBC work, so that no request thread ever waits for a
      * connection or a statement: that many for the autocommitted store calls, and as many again
      * for transactional mode, where each transaction keeps its thread while the handler runs.
-     * {@code 0} (the default) takes the datasource's HikariCP {@code maximum-pool-size}, so a
-     * thread rarely waits for a connection either.
+     * {@code 0} takes the datasource's HikariCP {@code maximum-pool-size}, so a thread rarely waits
+     * for a connection either. Default {@value #DEFAULT_THREADS}: the pool's size.
      *
      * @param threads 0 for the pool's size, or a positive number
      */
