@@ -85,8 +85,7 @@ final class Coordinator {
                 responses.inProgress(min(inProgress.remainingLease(), config.getInFlightRetryAfterMax())));
         }
         CompletableFuture<Void> pause = new CompletableFuture<>();
-        scheduler.executor().schedule(() -> pause.complete(null), Math.min(WAIT_POLL_NANOS, remaining),
-            TimeUnit.NANOSECONDS);
+        ex.loop().schedule(() -> pause.complete(null), Math.min(WAIT_POLL_NANOS, remaining), scheduler);
         return pause.thenCompose(v -> attempt(ex, waitUntil));
     }
 

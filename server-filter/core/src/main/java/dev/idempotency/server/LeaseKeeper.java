@@ -8,7 +8,6 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -39,7 +38,7 @@ final class LeaseKeeper {
     private final ConcurrentHashMap<Kept, Boolean> kept = new ConcurrentHashMap<>();
     private final Object tickLock = new Object();
     private volatile long tickNanos = Long.MAX_VALUE; // written under tickLock
-    private ScheduledFuture<?> ticker; // guarded by tickLock
+    private IdempotencyScheduler.Cancellable ticker; // guarded by tickLock
 
     LeaseKeeper(IdempotencyStore store, IdempotencyScheduler scheduler, StoreCalls calls, IdempotencyMetrics metrics) {
         this.store = store;
@@ -79,9 +78,9 @@ final class LeaseKeeper {
             }
             tickNanos = tick;
             if (ticker != null) {
-                ticker.cancel(false);
+                ticker.cancel();
             }
-            ticker = scheduler.executor().scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
+            ticker = scheduler.scheduleEvery(this::tick, tick, TimeUnit.NANOSECONDS);
         }
     }
 

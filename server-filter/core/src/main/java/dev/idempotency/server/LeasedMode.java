@@ -70,7 +70,7 @@ final class LeasedMode implements ExecutionMode {
         }
         return handled
             .thenCompose(response -> settlement.releases(ex.request(), response)
-                ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, false))
+                ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, null, false))
                 : capture.capture(ex.request(), response))
             .handle((captured, failure) -> {
                 if (failure != null) {
@@ -89,14 +89,20 @@ final class LeasedMode implements ExecutionMode {
                 if (captured.streamed()) {
                     captured.stored().whenComplete((stored, streamFailure) -> {
                         keeping.close();
+                        CompletableFuture<Void> settled;
                         if (streamFailure != null) {
                             LOG.warn("idempotency streamed response of key={} did not end normally; the key is"
                                 + " released: {}", ex.key(), StoreCalls.describe(streamFailure));
-                            settlement.release(lease);
+                            settled = settlement.release(lease);
                         } else {
-                            settlement.complete(lease, stored, ex.policy().retention());
+                            settled = settlement.complete(lease, stored, ex.policy().retention());
                         }
+                        settled.whenComplete((v, e) -> captured.settled().complete(null));
                     });
+                    if (captured.stored().isDone()) {
+                        // an empty stream ended before it was sent: answer once it is settled
+                        return captured.settled().thenApply(v -> executed);
+                    }
                     return CompletableFuture.completedFuture(executed);
                 }
                 keeping.close();

@@ -6,6 +6,7 @@ import io.netty.util.internal.ThreadExecutorMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The thread a request's work continues on after an asynchronous step: the server's event loop
@@ -51,6 +52,18 @@ final class RequestLoop implements Executor {
             command.run();
         } else {
             ((EventExecutor) executor).execute(command);
+        }
+    }
+
+    /**
+     * Runs {@code task} on this loop after {@code delayNanos} (Netty's own timer: nothing waits,
+     * and the task runs where the request continues); without a loop, on {@code fallback}.
+     */
+    void schedule(Runnable task, long delayNanos, IdempotencyScheduler fallback) {
+        if (executor == null) {
+            fallback.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        } else {
+            ((EventExecutor) executor).schedule(task, delayNanos, TimeUnit.NANOSECONDS);
         }
     }
 

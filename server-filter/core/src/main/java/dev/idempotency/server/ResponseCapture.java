@@ -91,9 +91,14 @@ final class ResponseCapture {
      * @param stored   completes with what to store: at once for a body in memory, when the
      *                 stream ends for a streamed one; fails when the stream fails or is
      *                 abandoned (the result must then be released, not stored)
+     * @param settled  for a streamed body: complete it once the record is stored or released;
+     *                 the stream's end (or failure) reaches the client only then, so a retry
+     *                 sent right after the response meets the record settled. {@code null}
+     *                 otherwise
      * @param streamed whether the body is a stream still flowing
      */
-    record Captured(MutableHttpResponse<?> response, CompletableFuture<StoredResponse> stored, boolean streamed) {
+    record Captured(MutableHttpResponse<?> response, CompletableFuture<StoredResponse> stored,
+                    CompletableFuture<Void> settled, boolean streamed) {
     }
 
     /**
@@ -115,11 +120,11 @@ final class ResponseCapture {
                     gate.cancel();
                 });
                 setBody(response, streamBody);
-                return new Captured(response, copy.stored, true);
+                return new Captured(response, copy.stored, copy.settled, true);
             });
         }
         return CompletableFuture.completedFuture(new Captured(response,
-            CompletableFuture.completedFuture(captureInMemory(request, response, body)), false));
+            CompletableFuture.completedFuture(captureInMemory(request, response, body)), null, false));
     }
 
     /**
@@ -142,7 +147,7 @@ final class ResponseCapture {
                 boolean omitted = all.length > config.getMaxStoredBodySize();
                 StoredResponse stored = new StoredResponse(response.code(), storedHeaders(response),
                     omitted ? EMPTY : all, omitted);
-                return new Captured(response, CompletableFuture.completedFuture(stored), false);
+                return new Captured(response, CompletableFuture.completedFuture(stored), null, false);
             })
             .toFuture();
     }
@@ -305,25 +310,41 @@ final class ResponseCapture {
     /** The copy of one streamed body, up to the stored-body cap. */
     private final class Copy {
         final CompletableFuture<StoredResponse> stored = new CompletableFuture<>();
+        final CompletableFuture<Void> settled = new CompletableFuture<>();
         private final MutableHttpResponse<?> response;
         private final int cap = config.getMaxStoredBodySize();
         private byte[] buf = new byte[256];
         private int length;
         private boolean overflowed;
+        private volatile boolean started;
 
         Copy(MutableHttpResponse<?> response) {
             this.response = response;
         }
 
+        /**
+         * The chunks, copied as they pass. Once the first chunk went out, the end and a failure
+         * of the stream are held back until the record is settled (see
+         * {@link Captured#settled()}); before that nothing was sent yet, and they pass at once.
+         */
         Flux<byte[]> attach(Publisher<byte[]> chunks) {
             return Flux.from(chunks)
                 .doOnNext(this::append)
-                .doOnComplete(this::ended)
-                .doOnError(e -> stored.completeExceptionally(e))
+                .concatWith(Mono.defer(() -> {
+                    ended();
+                    return started ? Mono.fromFuture(settled).then(Mono.<byte[]>empty()) : Mono.<byte[]>empty();
+                }))
+                .onErrorResume(e -> {
+                    if (stored.completeExceptionally(e) && started) {
+                        return Mono.fromFuture(settled).then(Mono.error(e));
+                    }
+                    return Mono.error(e);
+                })
                 .doOnCancel(this::abandoned);
         }
 
         private void append(byte[] chunk) {
+            started = true;
             if (overflowed) {
                 return;
             }

@@ -94,7 +94,7 @@ final class Settlement {
                 + " stays locked until its lease expires, then a retry runs the handler again", lease.key());
             return;
         }
-        scheduler.executor().schedule(() -> tryComplete(lease, stored, retention).thenAccept(answered -> {
+        scheduler.schedule(() -> tryComplete(lease, stored, retention).thenAccept(answered -> {
             if (!answered) {
                 retryLater(lease, stored, retention, delayMillis * 2, giveUpAt);
             }

@@ -1,14 +1,11 @@
 package dev.idempotency.server.store;
 
+import dev.idempotency.server.BoundedExecutor;
+
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -18,10 +15,11 @@ import java.util.function.Supplier;
  *
  * <h2>Bounds</h2>
  * At most {@code threads} calls run at once (daemon threads named
- * {@code idempotency-blocking-store-N}, started on demand and stopped after a minute idle), and
- * at most {@code queueCapacity} more wait. A call beyond that fails at once with
+ * {@code idempotency-blocking-store-N}, started on first use), and at most
+ * {@code queueCapacity} more wait. A call beyond that fails at once with
  * {@link IdempotencyStoreException} ("saturated"), which the filter answers with 503 like any
- * other store failure, instead of queueing without bound while the store is slow.
+ * other store failure, instead of queueing without bound while the store is slow. Handing a
+ * call over never waits either (no lock is taken), so an event-loop thread may call.
  *
  * <h2>Failures</h2>
  * An {@link IdempotencyStoreException} thrown by the store fails the stage as it is; any other
@@ -39,7 +37,7 @@ public final class BlockingStoreAdapter implements IdempotencyStore, AutoCloseab
     public static final int DEFAULT_QUEUE_CAPACITY = 1000;
 
     private final BlockingIdempotencyStore store;
-    private final ThreadPoolExecutor executor;
+    private final BoundedExecutor executor;
     private final String description;
 
     /**
@@ -55,14 +53,7 @@ public final class BlockingStoreAdapter implements IdempotencyStore, AutoCloseab
         if (queueCapacity < 1) {
             throw new IllegalArgumentException("queueCapacity must be at least 1, was " + queueCapacity);
         }
-        AtomicInteger n = new AtomicInteger();
-        this.executor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
-            new ArrayBlockingQueue<>(queueCapacity), r -> {
-                Thread t = new Thread(r, "idempotency-blocking-store-" + n.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
-        this.executor.allowCoreThreadTimeOut(true);
+        this.executor = new BoundedExecutor("idempotency-blocking-store-", threads, queueCapacity);
         this.description = store.getClass().getName() + " (" + threads + " threads, " + queueCapacity + " queued)";
     }
 
@@ -95,7 +86,7 @@ public final class BlockingStoreAdapter implements IdempotencyStore, AutoCloseab
     /** Stops the adapter's threads; calls still waiting fail. */
     @Override
     public void close() {
-        executor.shutdownNow().forEach(r -> {
+        executor.shutdown().forEach(r -> {
             if (r instanceof Call<?> call) {
                 call.result.completeExceptionally(new IdempotencyStoreException("idempotency store adapter closed"));
             }
@@ -109,13 +100,10 @@ public final class BlockingStoreAdapter implements IdempotencyStore, AutoCloseab
 
     private <T> CompletionStage<T> call(Supplier<T> work) {
         Call<T> call = new Call<>(work);
-        try {
-            executor.execute(call);
-        } catch (RejectedExecutionException e) {
-            return CompletableFuture.failedFuture(new IdempotencyStoreException(executor.isShutdown()
+        if (!executor.tryExecute(call)) {
+            return CompletableFuture.failedFuture(new IdempotencyStoreException(executor.isClosed()
                 ? "idempotency store adapter closed"
-                : "idempotency store saturated: " + executor.getActiveCount() + " calls running and "
-                    + executor.getQueue().size() + " waiting for " + store.getClass().getName(), e));
+                : "idempotency store saturated: " + executor.describeSaturation() + " for " + store.getClass().getName()));
         }
         return call.result;
     }

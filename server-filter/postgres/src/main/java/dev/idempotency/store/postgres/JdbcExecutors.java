@@ -1,17 +1,13 @@
 package dev.idempotency.store.postgres;
 
 import com.zaxxer.hikari.HikariConfigMXBean;
+import dev.idempotency.server.BoundedExecutor;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import io.micronaut.core.propagation.PropagatedContext;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -24,9 +20,10 @@ import java.util.function.Supplier;
  * {@code maximum-pool-size}, unless {@code idempotency.store.postgres.threads} says otherwise),
  * so a thread rarely waits for a connection, and a bounded queue
  * ({@code idempotency.store.postgres.queue-capacity}); a call beyond it fails at once with
- * {@link IdempotencyStoreException} (answered 503) instead of queueing without bound. Threads
- * are daemons, made on demand (the executors and their size are settled on first use, when the
- * datasource is looked up) and ended after a minute idle.
+ * {@link IdempotencyStoreException} (answered 503) instead of queueing without bound. Handing
+ * work over never waits (see {@link BoundedExecutor}), so event-loop threads may call. The
+ * executors, their size and their daemon threads are settled on first use (the store does it at
+ * startup), when the datasource is looked up.
  */
 final class JdbcExecutors implements AutoCloseable {
 
@@ -35,8 +32,8 @@ final class JdbcExecutors implements AutoCloseable {
 
     private final PostgresStoreConfiguration config;
     private final Supplier<DataSource> dataSource;
-    private volatile ThreadPoolExecutor statements;
-    private volatile ThreadPoolExecutor island;
+    private volatile BoundedExecutor statements;
+    private volatile BoundedExecutor island;
     private boolean closed; // guarded by this
 
     JdbcExecutors(PostgresStoreConfiguration config, Supplier<DataSource> dataSource) {
@@ -64,30 +61,28 @@ final class JdbcExecutors implements AutoCloseable {
 
     /** @return how many threads each executor has (settled on first use) */
     int threads() {
-        return statements().getMaximumPoolSize();
+        return statements().threads();
     }
 
-    private static <T> CompletableFuture<T> submit(ThreadPoolExecutor executor, String operation, Supplier<T> work) {
+    private static <T> CompletableFuture<T> submit(BoundedExecutor executor, String operation, Supplier<T> work) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        try {
-            executor.execute(() -> {
-                try {
-                    result.complete(work.get());
-                } catch (Throwable e) {
-                    result.completeExceptionally(e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            result.completeExceptionally(new IdempotencyStoreException(executor.isShutdown()
+        boolean accepted = executor.tryExecute(() -> {
+            try {
+                result.complete(work.get());
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        });
+        if (!accepted) {
+            result.completeExceptionally(new IdempotencyStoreException(executor.isClosed()
                 ? "PostgreSQL idempotency store is closed"
-                : "PostgreSQL idempotency store saturated: " + executor.getActiveCount() + " " + operation
-                    + " calls running and " + executor.getQueue().size() + " waiting", e));
+                : "PostgreSQL idempotency store saturated (" + operation + "): " + executor.describeSaturation()));
         }
         return result;
     }
 
-    private ThreadPoolExecutor statements() {
-        ThreadPoolExecutor e = statements;
+    private BoundedExecutor statements() {
+        BoundedExecutor e = statements;
         if (e == null) {
             start();
             e = statements;
@@ -95,8 +90,8 @@ final class JdbcExecutors implements AutoCloseable {
         return e;
     }
 
-    private ThreadPoolExecutor island() {
-        ThreadPoolExecutor e = island;
+    private BoundedExecutor island() {
+        BoundedExecutor e = island;
         if (e == null) {
             start();
             e = island;
@@ -109,12 +104,17 @@ final class JdbcExecutors implements AutoCloseable {
             return;
         }
         int threads = config.getThreads() > 0 ? config.getThreads() : poolSize();
-        statements = executor("idempotency-postgres-", threads);
-        island = executor("idempotency-tx-", threads);
+        BoundedExecutor s = new BoundedExecutor("idempotency-postgres-", threads, config.getQueueCapacity());
+        BoundedExecutor i = new BoundedExecutor("idempotency-tx-", threads, config.getQueueCapacity());
         if (closed) {
-            statements.shutdown();
-            island.shutdown();
+            s.close();
+            i.close();
+        } else {
+            s.start();
+            i.start();
         }
+        island = i;
+        statements = s;
     }
 
     private int poolSize() {
@@ -129,24 +129,12 @@ final class JdbcExecutors implements AutoCloseable {
         return FALLBACK_THREADS;
     }
 
-    private ThreadPoolExecutor executor(String name, int threads) {
-        AtomicInteger n = new AtomicInteger();
-        ThreadPoolExecutor e = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
-            new ArrayBlockingQueue<>(config.getQueueCapacity()), r -> {
-                Thread t = new Thread(r, name + n.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
-        e.allowCoreThreadTimeOut(true);
-        return e;
-    }
-
     @Override
     public synchronized void close() {
         closed = true;
         if (statements != null) {
-            statements.shutdown();
-            island.shutdown();
+            statements.close();
+            island.close();
         }
     }
 }

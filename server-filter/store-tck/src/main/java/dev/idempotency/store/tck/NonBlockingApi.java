@@ -1,0 +1,96 @@
+package dev.idempotency.store.tck;
+
+import dev.idempotency.server.Idempotent;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.HttpStatus;
+import io.micronaut.http.MediaType;
+import io.micronaut.http.annotation.Body;
+import io.micronaut.http.annotation.Controller;
+import io.micronaut.http.annotation.Post;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The routes {@link NonBlockingFilterSuite} drives: blocking ones on the blocking executor, as
+ * applications must declare them, and reactive ones on the event loop. Present only with
+ * {@code spec.name=NonBlockingFilterSuite}.
+ */
+@Controller("/nb")
+@Requires(property = "spec.name", value = NonBlockingFilterSuite.SPEC)
+public class NonBlockingApi {
+
+    final AtomicInteger executions = new AtomicInteger();
+    volatile CountDownLatch gate = new CountDownLatch(0);
+    volatile CountDownLatch entered = new CountDownLatch(0);
+
+    @Post("/blocking")
+    @Idempotent
+    @ExecuteOn(TaskExecutors.BLOCKING)
+    Map<String, Object> blocking(@Body Map<String, Object> body) throws InterruptedException {
+        int n = executions.incrementAndGet();
+        entered.countDown();
+        if (!gate.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("gate never opened");
+        }
+        return Map.of("execution", n, "echo", body);
+    }
+
+    @Post("/wait")
+    @Idempotent(inFlightWait = "10s")
+    @ExecuteOn(TaskExecutors.BLOCKING)
+    Map<String, Object> waitFor(@Body Map<String, Object> body) throws InterruptedException {
+        return blocking(body);
+    }
+
+    @Post("/mono")
+    @Idempotent
+    Mono<HttpResponse<Map<String, Object>>> mono(@Body Map<String, Object> body) {
+        return Mono.delay(Duration.ofMillis(2))
+            .map(t -> HttpResponse.created(Map.<String, Object>of("execution", executions.incrementAndGet())));
+    }
+
+    @Post("/future")
+    @Idempotent
+    CompletableFuture<Map<String, Object>> future(@Body Map<String, Object> body) {
+        return CompletableFuture.supplyAsync(() -> Map.of("execution", executions.incrementAndGet()),
+            CompletableFuture.delayedExecutor(2, TimeUnit.MILLISECONDS));
+    }
+
+    @Post(value = "/stream", produces = MediaType.TEXT_EVENT_STREAM)
+    @Idempotent
+    Flux<String> stream(@Body Map<String, Object> body) {
+        int n = executions.incrementAndGet();
+        return Flux.range(0, 5).delayElements(Duration.ofMillis(1)).map(i -> "event " + i + " of " + n);
+    }
+
+    @Post("/fail")
+    @Idempotent
+    HttpResponse<Map<String, Object>> fail(@Body Map<String, Object> body) {
+        return HttpResponse.<Map<String, Object>>status(HttpStatus.SERVICE_UNAVAILABLE)
+            .body(Map.of("execution", executions.incrementAndGet()));
+    }
+
+    /** Blocks the event loop on purpose: the guard's own test proves it sees this. */
+    @Post("/blocks-the-event-loop")
+    Map<String, Object> blocksTheEventLoop() throws InterruptedException {
+        Thread.sleep(5);
+        return Map.of();
+    }
+
+    @Post("/throw")
+    @Idempotent
+    Map<String, Object> fails(@Body Map<String, Object> body) {
+        executions.incrementAndGet();
+        throw new IllegalStateException("handler failed");
+    }
+}

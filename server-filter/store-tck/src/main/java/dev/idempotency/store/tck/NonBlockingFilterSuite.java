@@ -1,0 +1,196 @@
+package dev.idempotency.store.tck;
+
+import dev.idempotency.testsupport.Http;
+import io.micronaut.context.ApplicationContext;
+import io.micronaut.runtime.server.EmbeddedServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The filter never blocks an event-loop thread (CONTRACT S17), on the store the subclass
+ * configures: every kind of request (new keys from many threads at once, replays, 422, 409, a
+ * duplicate waiting for the original, 400 and 413 rejections, released 5xx results and
+ * exceptions, reactive, asynchronous and streamed routes) goes through a real Netty server while
+ * BlockHound watches ({@link NonBlockingGuard}); after each test no blocking call may have been
+ * made on a non-blocking thread. Subclasses must be named {@code *NonBlockingTest}, so the build
+ * runs them in a JVM of their own with BlockHound's JVM flag.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class NonBlockingFilterSuite {
+
+    static final String SPEC = "NonBlockingFilterSuite";
+
+    private EmbeddedServer server;
+    private NonBlockingApi api;
+    private Http http;
+
+    /** @return the properties that select and configure the store under test */
+    protected abstract Map<String, Object> storeProperties();
+
+    @BeforeAll
+    void start() {
+        NonBlockingGuard.install();
+        Map<String, Object> properties = new HashMap<>(storeProperties());
+        properties.put("spec.name", SPEC);
+        properties.put("micronaut.server.port", -1);
+        properties.put("micronaut.security.enabled", false);
+        properties.put("idempotency.max-request-body-size", 4096);
+        server = ApplicationContext.run(EmbeddedServer.class, properties);
+        api = server.getApplicationContext().getBean(NonBlockingApi.class);
+        http = new Http(server.getURI());
+    }
+
+    @AfterAll
+    void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @BeforeEach
+    void clear() {
+        api.gate = new CountDownLatch(0);
+        NonBlockingGuard.clear();
+    }
+
+    @AfterEach
+    void nothingBlocked() {
+        api.gate.countDown();
+        List<NonBlockingGuard.Violation> violations = NonBlockingGuard.violations();
+        assertThat(violations).as("blocking calls on non-blocking threads:%n%s", NonBlockingGuard.describe(violations))
+            .isEmpty();
+    }
+
+    private static String key() {
+        return "\"" + UUID.randomUUID() + "\"";
+    }
+
+    @Test
+    @DisplayName("S17: the guard itself sees a blocking call on the event loop (a route that sleeps there)")
+    void guardSeesBlocking() {
+        assertThat(http.postJson("/nb/blocks-the-event-loop", null, "{}").statusCode()).isEqualTo(200);
+        assertThat(NonBlockingGuard.violations()).anySatisfy(v -> {
+            assertThat(v.error().getMessage()).contains("java.lang.Thread.sleep");
+            assertThat(v.thread()).containsIgnoringCase("eventloop");
+        });
+        NonBlockingGuard.clear();
+    }
+
+    @Test
+    @DisplayName("S17: new keys, replays and 422s from 16 threads at once block no event loop")
+    void newKeysReplaysAndMismatches() throws Exception {
+        ExecutorService clients = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<?>> runs = new ArrayList<>();
+            for (int t = 0; t < 16; t++) {
+                runs.add(clients.submit(() -> {
+                    for (int i = 0; i < 15; i++) {
+                        String k = key();
+                        String route = i % 3 == 0 ? "/nb/blocking" : i % 3 == 1 ? "/nb/mono" : "/nb/future";
+                        HttpResponse<byte[]> first = http.postJson(route, k, "{\"i\":" + i + "}");
+                        assertThat(first.statusCode()).isIn(200, 201);
+                        HttpResponse<byte[]> replay = http.postJson(route, k, "{\"i\":" + i + "}");
+                        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+                        assertThat(replay.body()).isEqualTo(first.body());
+                        assertThat(http.postJson(route, k, "{\"i\":-1}").statusCode()).isEqualTo(422);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> run : runs) {
+                run.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+    }
+
+    @Test
+    @DisplayName("S11/S17: a duplicate in flight gets 409; one that waits (inFlightWait) holds no thread and replays")
+    void inFlight() throws Exception {
+        api.gate = new CountDownLatch(1);
+        api.entered = new CountDownLatch(1);
+        String k = key();
+        CompletableFuture<HttpResponse<byte[]>> original =
+            CompletableFuture.supplyAsync(() -> http.postJson("/nb/blocking", k, "{}"));
+        assertThat(api.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        HttpResponse<byte[]> duplicate = http.postJson("/nb/blocking", k, "{}");
+        assertThat(duplicate.statusCode()).isEqualTo(409);
+        assertThat(duplicate.headers().firstValue("Retry-After")).isPresent();
+        api.gate.countDown();
+        assertThat(original.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+
+        api.gate = new CountDownLatch(1);
+        api.entered = new CountDownLatch(1);
+        String w = key();
+        CompletableFuture<HttpResponse<byte[]>> first =
+            CompletableFuture.supplyAsync(() -> http.postJson("/nb/wait", w, "{}"));
+        assertThat(api.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        List<CompletableFuture<HttpResponse<byte[]>>> waiting = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            waiting.add(CompletableFuture.supplyAsync(() -> http.postJson("/nb/wait", w, "{}")));
+        }
+        Thread.sleep(300); // let the duplicates reach their wait; nothing is timed
+        api.gate.countDown();
+        HttpResponse<byte[]> done = first.get(10, TimeUnit.SECONDS);
+        for (CompletableFuture<HttpResponse<byte[]>> f : waiting) {
+            HttpResponse<byte[]> r = f.get(20, TimeUnit.SECONDS);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo(done.body());
+        }
+    }
+
+    @Test
+    @DisplayName("S3/S5/S8/S17: rejections before the store (400 missing, 400 invalid, 413 sized and chunked) block nothing")
+    void rejections() {
+        assertThat(http.postJson("/nb/blocking", null, "{}").statusCode()).isEqualTo(400);
+        assertThat(http.postJson("/nb/blocking", "\"\"", "{}").statusCode()).isEqualTo(400);
+        assertThat(http.post("/nb/blocking", key(), "application/json", new byte[5000]).statusCode()).isEqualTo(413);
+        assertThat(http.chunkedPost("/nb/blocking", UUID.randomUUID().toString(), new byte[9000]).status())
+            .isEqualTo(413);
+    }
+
+    @Test
+    @DisplayName("S14/S17: 5xx results and exceptions release their key without blocking; the retry runs again")
+    void releases() {
+        String k = key();
+        int before = api.executions.get();
+        assertThat(http.postJson("/nb/fail", k, "{}").statusCode()).isEqualTo(503);
+        assertThat(http.postJson("/nb/fail", k, "{}").statusCode()).isEqualTo(503);
+        String e = key();
+        assertThat(http.postJson("/nb/throw", e, "{}").statusCode()).isEqualTo(500);
+        assertThat(http.postJson("/nb/throw", e, "{}").statusCode()).isEqualTo(500);
+        assertThat(api.executions.get()).isEqualTo(before + 4);
+    }
+
+    @Test
+    @DisplayName("S15/S17: a streamed response is captured as it flows without blocking, and replayed")
+    void streams() {
+        String k = key();
+        HttpResponse<byte[]> first = http.postJson("/nb/stream", k, "{}");
+        HttpResponse<byte[]> replay = http.postJson("/nb/stream", k, "{}");
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(replay.body()).isEqualTo(first.body());
+        assertThat(Http.body(first)).contains("event 4 of");
+    }
+}
