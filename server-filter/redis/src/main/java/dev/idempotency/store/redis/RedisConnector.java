@@ -13,6 +13,10 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.NettyCustomizer;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.util.concurrent.EventExecutor;
 
 import java.util.List;
 import java.util.Objects;
@@ -24,11 +28,17 @@ import java.util.concurrent.TimeUnit;
  * The store's own Redis connection, opened on first use without blocking anyone.
  *
  * <p>It uses a Lettuce client of its own, of the application's kind (standalone or cluster),
- * built on the application client's {@link ClientResources} (its event loops, DNS, metrics) and
+ * on resources that share the application client's event loops, timer, event bus, tracing,
+ * address resolution, reconnect delay and latency metrics, and on the application client's
  * options, with two changes: Lettuce's per-command timeout timer is off (the store bounds its
  * calls itself, see {@link CommandDeadlines}), and commands issued while the connection is down
  * are rejected at once instead of queued (the filter answers them 503 without waiting). The
  * application's client is never changed or closed.
+ *
+ * <p>Commands are written from one thread only, the event loop of the connection's channel
+ * ({@link #dispatch}): Lettuce takes a lock for every write, on which writers from several
+ * threads (the HTTP server's event loops) would wait for each other. Handing a command to that
+ * loop is what Netty does for a write from another thread anyway, so it costs no extra hop.
  *
  * <p>The connection is made with {@code connectAsync}: a call before it is up waits for the one
  * attempt in progress as a stage; a failed attempt is forgotten, so the next call tries again.
@@ -44,6 +54,8 @@ final class RedisConnector implements AutoCloseable {
     private final Object lock = new Object();
     private volatile RedisScriptingAsyncCommands<byte[], byte[]> commands;
     private AbstractRedisClient client; // guarded by lock
+    private ClientResources resources; // guarded by lock
+    private volatile EventExecutor channelLoop;
     private StatefulConnection<byte[], byte[]> connection; // guarded by lock
     private CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> connecting; // guarded by lock
     private ScheduledFuture<?> ticker; // guarded by lock
@@ -94,6 +106,19 @@ final class RedisConnector implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code command} on the event loop of the connection's channel: at once when the caller
+     * is on it, else handed over (lock-free). Before the first channel exists, at once.
+     */
+    void dispatch(Runnable command) {
+        EventExecutor loop = channelLoop;
+        if (loop == null || loop.inEventLoop()) {
+            command.run();
+        } else {
+            loop.execute(command);
+        }
+    }
+
     /** @return the open connection, if any (for tests and tools) */
     StatefulConnection<byte[], byte[]> connection() {
         synchronized (lock) {
@@ -106,7 +131,7 @@ final class RedisConnector implements AutoCloseable {
     private CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> connect() {
         if (client == null) {
             client = ownClient();
-            ticker = client.getResources().eventExecutorGroup().next()
+            ticker = resources.eventExecutorGroup().next()
                 .scheduleWithFixedDelay(deadlines::expire, tickNanos, tickNanos, TimeUnit.NANOSECONDS);
         }
         CompletableFuture<? extends StatefulConnection<byte[], byte[]>> attempt;
@@ -147,9 +172,33 @@ final class RedisConnector implements AutoCloseable {
         return result;
     }
 
-    /** A client like the application's, sharing its resources, with the options this store needs. */
+    /** A client like the application's, on resources sharing the application's, with the options this store needs. */
     private AbstractRedisClient ownClient() {
-        ClientResources resources = applicationClient.getResources();
+        ClientResources app = applicationClient.getResources();
+        NettyCustomizer appCustomizer = app.nettyCustomizer();
+        resources = ClientResources.builder()
+            .eventLoopGroupProvider(app.eventLoopGroupProvider())
+            .eventExecutorGroup(app.eventExecutorGroup())
+            .timer(app.timer())
+            .eventBus(app.eventBus())
+            .tracing(app.tracing())
+            .reconnectDelay(app.reconnectDelay())
+            .socketAddressResolver(app.socketAddressResolver())
+            .addressResolverGroup(app.addressResolverGroup())
+            .commandLatencyRecorder(app.commandLatencyRecorder())
+            .nettyCustomizer(new NettyCustomizer() {
+                @Override
+                public void afterBootstrapInitialized(Bootstrap bootstrap) {
+                    appCustomizer.afterBootstrapInitialized(bootstrap);
+                }
+
+                @Override
+                public void afterChannelInitialized(Channel channel) {
+                    appCustomizer.afterChannelInitialized(channel);
+                    channelLoop = channel.eventLoop();
+                }
+            })
+            .build();
         if (applicationClient instanceof RedisClusterClient cluster) {
             RedisClusterClient own = RedisClusterClient.create(resources, uris);
             ClientOptions base = cluster.getOptions();
@@ -170,6 +219,7 @@ final class RedisConnector implements AutoCloseable {
     @Override
     public void close() {
         AbstractRedisClient c;
+        ClientResources r;
         StatefulConnection<byte[], byte[]> conn;
         synchronized (lock) {
             closed = true;
@@ -178,6 +228,8 @@ final class RedisConnector implements AutoCloseable {
             connection = null;
             c = client;
             client = null;
+            r = resources;
+            resources = null;
             if (ticker != null) {
                 ticker.cancel(false);
             }
@@ -187,6 +239,9 @@ final class RedisConnector implements AutoCloseable {
         }
         if (c != null) {
             c.shutdown(0, 2, TimeUnit.SECONDS);
+        }
+        if (r != null) {
+            r.shutdown(0, 2, TimeUnit.SECONDS); // only what is its own; the shared event loops stay
         }
     }
 }

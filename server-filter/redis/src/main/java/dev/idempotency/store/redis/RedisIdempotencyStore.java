@@ -311,14 +311,15 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         deadlines.track(result);
         CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> commands = connector.commands();
         if (commands.isDone() && !commands.isCompletedExceptionally()) {
-            send(script, commands.join(), keys, args, decoder, result);
+            RedisScriptingAsyncCommands<byte[], byte[]> c = commands.join();
+            connector.dispatch(() -> send(script, c, keys, args, decoder, result));
         } else {
             commands.whenComplete((c, failure) -> {
                 if (failure != null) {
                     result.completeExceptionally(new IdempotencyStoreException(
                         "Redis idempotency store: cannot connect: " + cause(failure), cause(failure)));
                 } else {
-                    send(script, c, keys, args, decoder, result);
+                    connector.dispatch(() -> send(script, c, keys, args, decoder, result));
                 }
             });
         }
