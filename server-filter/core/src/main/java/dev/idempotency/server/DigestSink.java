@@ -93,8 +93,16 @@ final class DigestSink {
         }
     }
 
+    /** Writes a number as a field of its own: 4 bytes, big-endian. */
     void field(int value) {
-        field(Integer.toString(value));
+        write(0);
+        write(0);
+        write(0);
+        write(4);
+        write(value >>> 24);
+        write(value >>> 16);
+        write(value >>> 8);
+        write(value);
     }
 
     /** A copy of this sink's state: its digest can be finished without ending this one. */

@@ -72,7 +72,9 @@ record Exchange(HttpRequest<?> request, RoutePolicy policy, RecordKey key, byte[
 
         @Override
         public void onComplete() {
-            result.completeExceptionally(new IllegalStateException("the filter chain ended without a response"));
+            if (!result.isDone()) {
+                result.completeExceptionally(new IllegalStateException("the filter chain ended without a response"));
+            }
         }
     }
 }

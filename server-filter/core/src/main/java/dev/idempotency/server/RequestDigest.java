@@ -27,11 +27,21 @@ final class RequestDigest {
      * @return the digest, with the store key taken
      */
     static RequestDigest begin(String scope, String key) {
+        DigestSink sink = start(scope, key);
+        return new RequestDigest(sink, HexFormat.of().formatHex(sink.fork().finish()));
+    }
+
+    /** The same pass without a store key, for a fingerprint alone. */
+    static RequestDigest fingerprintOnly(String scope, String key) {
+        return new RequestDigest(start(scope, key), null);
+    }
+
+    private static DigestSink start(String scope, String key) {
         DigestSink sink = new DigestSink();
         sink.field(TAG);
         sink.field(scope);
         sink.field(key);
-        return new RequestDigest(sink, HexFormat.of().formatHex(sink.fork().finish()));
+        return sink;
     }
 
     /** @return the fixed-length store key: hex SHA-256 of the tag, the scope and the key */
