@@ -4,13 +4,13 @@ import dev.idempotency.server.Checks;
 import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
@@ -22,21 +22,23 @@ import org.slf4j.LoggerFactory;
  * the same API.
  *
  * <h2>Layout</h2>
- * One map entry per store key, holding: state (in progress or completed), the 32-byte
- * fingerprint, the fencing token, the lease deadline (in progress) or the retention deadline
- * (completed), and the {@link StoredResponse}. Deadlines are read from the injected
+ * One map entry per store key, holding the fingerprint, the fencing token, the deadline in epoch
+ * milliseconds (the lease's end while in progress, the retention's end once completed) and, once
+ * completed, the {@link StoredResponse} encoded into one byte array (status, the omitted flag,
+ * the headers, the body), decoded again for each replay. A record is a handful of objects, so a
+ * full store weighs little on the garbage collector. Deadlines are read from the injected
  * {@link Clock}, so tests move time instead of sleeping. Fencing tokens come from one counter
  * per store, so a token is never reused.
  *
  * <h2>Bounds</h2>
  * About {@code maxEntries} records (concurrent acquires may overshoot by the number of threads).
- * When a new record would exceed it, the earliest-completed records are evicted (a tenth of
- * the capacity at a time, in constant time per record, logged at WARN, since a retry of an
- * evicted key runs again), then expired in-progress records are purged, and an acquire that
- * still finds the store full of live in-progress records fails with
- * {@link IdempotencyStoreException} (answered as 503), never by dropping a running request's
- * lock. The bound counts records, not bytes: with the default 1 MiB stored-body cap, size
- * {@code maxEntries} for the heap you can spare.
+ * When a new record would exceed it, the earliest-completed record is evicted, one for one, in
+ * constant time and without a lock (logged at WARN at most once a minute, since a retry of an
+ * evicted key runs again); when no completed record is left, expired in-progress records are
+ * purged (at most once a second), and an acquire that still finds the store full of live
+ * in-progress records fails with {@link IdempotencyStoreException} (answered as 503), never by
+ * dropping a running request's lock. The bound counts records, not bytes: with the default
+ * 1 MiB stored-body cap, size {@code maxEntries} for the heap you can spare.
  *
  * <p>Every operation is atomic per key ({@link ConcurrentHashMap#compute}) and runs on the
  * calling thread without waiting for anything but that map's own short per-bin locks; the stages
@@ -49,11 +51,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     private static final Logger LOG = LoggerFactory.getLogger(InMemoryIdempotencyStore.class);
 
-    private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+    private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+    private static final long PURGE_AT_MOST_EVERY_MILLIS = 1000;
+
+    private final ConcurrentHashMap<String, Entry> entries;
     private final AtomicLong tokens = new AtomicLong();
-    private final Object evictionLock = new Object();
+    private final AtomicLong evictedSinceWarning = new AtomicLong();
+    private final AtomicLong lastWarning = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+    private final AtomicLong lastFullPurge = new AtomicLong(Long.MIN_VALUE);
     /** Completed records in the order they completed: eviction takes the head, O(1) each. */
-    private final ConcurrentLinkedQueue<Completed> completionOrder = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Entry> completionOrder = new ConcurrentLinkedQueue<>();
     private final Clock clock;
     private final int maxEntries;
 
@@ -67,6 +74,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             throw new IllegalArgumentException("maxEntries must be at least 1, was " + maxEntries);
         }
         this.maxEntries = maxEntries;
+        // sized up front: a map that grows under load rehashes on the callers' threads
+        this.entries = new ConcurrentHashMap<>(Math.min(maxEntries, 1 << 20));
     }
 
     @Override
@@ -74,7 +83,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Checks.positive(lease, "lease");
-        Instant now = clock.instant();
+        long now = clock.millis();
+        long leaseEnd = now + lease.toMillis();
         if (entries.size() >= maxEntries && !entries.containsKey(storeKey)) {
             try {
                 makeRoom();
@@ -82,24 +92,30 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                 return CompletableFuture.failedFuture(e);
             }
         }
-        AcquireResult[] result = new AcquireResult[1];
+        Object[] result = new Object[1];
         entries.compute(storeKey, (key, existing) -> {
             if (existing == null || existing.isExpired(now)) {
                 boolean takeover = existing != null && existing.response == null;
                 long token = tokens.incrementAndGet();
                 result[0] = new AcquireResult.Acquired(token, takeover);
-                return Entry.inProgress(fingerprint.clone(), token, now.plus(lease));
+                return new Entry(key, fingerprint.clone(), token, leaseEnd, null);
             }
-            if (!MessageDigest.isEqual(existing.fingerprint, fingerprint)) {
-                result[0] = new AcquireResult.Mismatch();
-            } else if (existing.response != null) {
-                result[0] = new AcquireResult.Replay(existing.response);
-            } else {
-                result[0] = new AcquireResult.InProgress(Duration.between(now, existing.deadline));
-            }
+            result[0] = existing;
             return existing;
         });
-        return CompletableFuture.completedFuture(result[0]);
+        if (result[0] instanceof AcquireResult acquired) {
+            return CompletableFuture.completedFuture(acquired);
+        }
+        Entry existing = (Entry) result[0]; // immutable: safe to read outside compute
+        AcquireResult answer;
+        if (!MessageDigest.isEqual(existing.fingerprint, fingerprint)) {
+            answer = new AcquireResult.Mismatch();
+        } else if (existing.response != null) {
+            answer = new AcquireResult.Replay(StoredResponseCodec.decode(existing.response));
+        } else {
+            answer = new AcquireResult.InProgress(Duration.ofMillis(existing.deadline - now));
+        }
+        return CompletableFuture.completedFuture(answer);
     }
 
     @Override
@@ -107,17 +123,18 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                                              Duration retention) {
         Objects.requireNonNull(response, "response");
         Checks.positive(retention, "retention");
-        Instant now = clock.instant();
+        long retentionEnd = clock.millis() + retention.toMillis();
+        byte[] encoded = StoredResponseCodec.encode(response);
         Entry[] done = new Entry[1];
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
-                done[0] = new Entry(existing.fingerprint, fencingToken, now.plus(retention), response);
+                done[0] = new Entry(key, existing.fingerprint, fencingToken, retentionEnd, encoded);
                 return done[0];
             }
             return existing;
         });
         if (done[0] != null) {
-            completionOrder.add(new Completed(storeKey, done[0]));
+            completionOrder.add(done[0]);
         }
         return done(done[0] != null);
     }
@@ -138,12 +155,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     @Override
     public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
         Checks.positive(lease, "lease");
-        Instant now = clock.instant();
+        long leaseEnd = clock.millis() + lease.toMillis();
         boolean[] done = new boolean[1];
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
                 done[0] = true;
-                return Entry.inProgress(existing.fingerprint, fencingToken, now.plus(lease));
+                return new Entry(key, existing.fingerprint, fencingToken, leaseEnd, null);
             }
             return existing;
         });
@@ -160,13 +177,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
      * @return how many were removed
      */
     public int purgeExpired() {
-        Instant now = clock.instant();
+        long now = clock.millis();
         int before = entries.size();
         entries.values().removeIf(e -> e.isExpired(now));
         // forget purged records at the head of the completion order, so it stays about as long
         // as the map (with one retention for all routes, purges remove exactly the head)
-        Completed head;
-        while ((head = completionOrder.peek()) != null && entries.get(head.key) != head.entry) {
+        Entry head;
+        while ((head = completionOrder.peek()) != null && entries.get(head.key) != head) {
             completionOrder.remove(head);
         }
         return Math.max(0, before - entries.size());
@@ -177,55 +194,70 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return entries.size();
     }
 
+    /**
+     * Evicts the earliest-completed records until there is room for one more; lock-free, so
+     * concurrent callers each evict what they need (a stale queue entry, whose record was replaced
+     * or purged, is skipped).
+     */
     private void makeRoom() {
-        // One thread at a time: concurrent callers would pick the same oldest records, all but
-        // one would evict nothing, and then report the store full of in-progress requests.
-        synchronized (evictionLock) {
-            if (entries.size() < maxEntries) {
-                return; // another thread made room meanwhile
+        while (entries.size() >= maxEntries) {
+            Entry oldest = completionOrder.poll();
+            if (oldest == null) {
+                purgeWhenFull();
+                return;
             }
-            evict();
+            if (entries.remove(oldest.key, oldest)) {
+                evicted();
+            }
         }
     }
 
-    private void evict() {
-        int toEvict = Math.max(1, maxEntries / 10);
-        int evicted = 0;
-        Completed oldest;
-        while (evicted < toEvict && (oldest = completionOrder.poll()) != null) {
-            if (entries.remove(oldest.key, oldest.entry)) {
-                evicted++;
-            }
+    private void evicted() {
+        long count = evictedSinceWarning.incrementAndGet();
+        long last = lastWarning.get();
+        long now = System.nanoTime();
+        if (now - last >= WARN_EVERY_NANOS && lastWarning.compareAndSet(last, now)) {
+            evictedSinceWarning.addAndGet(-count);
+            LOG.warn("idempotency in-memory store full ({} records): evicted {} earliest-completed records before"
+                + " their retention ended; retries of those keys will run again. Raise"
+                + " idempotency.store.memory.max-entries or use a shared store", maxEntries, count);
         }
-        if (evicted > 0) {
-            LOG.warn("idempotency in-memory store full ({} records): evicted the {} earliest-completed records"
-                + " before their retention ended; retries of those keys will run again. Raise"
-                + " idempotency.store.memory.max-entries or use a shared store", maxEntries, evicted);
+    }
+
+    /** No completed record is left to evict: purge expired leases (at most once a second), else refuse. */
+    private void purgeWhenFull() {
+        long last = lastFullPurge.get();
+        long now = clock.millis();
+        if ((last == Long.MIN_VALUE || now - last >= PURGE_AT_MOST_EVERY_MILLIS) && lastFullPurge.compareAndSet(last, now)) {
+            purgeExpired(); // abandoned in-progress records whose lease ran out
         }
-        if (evicted > 0) {
-            // room was made; writers racing past the size check may overshoot by a few records,
-            // which is no reason to refuse this one
-            return;
-        }
-        purgeExpired(); // abandoned in-progress records whose lease ran out
         if (entries.size() >= maxEntries) {
             throw new IdempotencyStoreException("in-memory idempotency store is full: " + maxEntries
                 + " requests in progress; raise idempotency.store.memory.max-entries or use a shared store");
         }
     }
 
-    /** A completed record as it was when it completed; stale once the map holds another entry for the key. */
-    private record Completed(String key, Entry entry) {
-    }
+    /**
+     * One record, immutable; {@code response == null} means in progress and {@code deadline} is
+     * the lease's end. Identity tells a record from a later one of the same key.
+     */
+    private static final class Entry {
+        final String key;
+        final byte[] fingerprint;
+        final long token;
+        final long deadline;
+        final byte[] response;
 
-    /** One record; {@code response == null} means in progress and {@code deadline} is the lease end. */
-    private record Entry(byte[] fingerprint, long token, Instant deadline, StoredResponse response) {
-        static Entry inProgress(byte[] fingerprint, long token, Instant leaseEnd) {
-            return new Entry(fingerprint, token, leaseEnd, null);
+        Entry(String key, byte[] fingerprint, long token, long deadline, byte[] response) {
+            this.key = key;
+            this.fingerprint = fingerprint;
+            this.token = token;
+            this.deadline = deadline;
+            this.response = response;
         }
 
-        boolean isExpired(Instant now) {
-            return !now.isBefore(deadline);
+        boolean isExpired(long now) {
+            return now >= deadline;
         }
     }
 }

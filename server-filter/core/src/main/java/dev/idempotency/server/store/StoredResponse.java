@@ -49,6 +49,17 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
         return body.length;
     }
 
+    /**
+     * Copies the body into {@code target} at {@code offset}, without an intermediate copy.
+     *
+     * @param target where to copy
+     * @param offset where the body starts in {@code target}
+     * @throws IndexOutOfBoundsException when {@code target} has no room for it
+     */
+    public void copyBodyTo(byte[] target, int offset) {
+        System.arraycopy(body, 0, target, offset, body.length);
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof StoredResponse other

@@ -1,0 +1,58 @@
+package dev.idempotency.server.store;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import org.junit.jupiter.api.Test;
+
+/** CONTRACT S9: what the in-memory store keeps is replayed exactly; its encoding loses nothing. */
+class StoredResponseCodecTest {
+
+    @Test
+    void headersInOrderWithNonAsciiValuesAndBinaryBodyRoundTrip() {
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        headers.put("Location", List.of("/v1/orders/ü-42"));
+        headers.put("Set-Cookie", List.of("a=1", "b=2", ""));
+        headers.put("X-Empty", List.of());
+        headers.put("Content-Type", List.of("application/json"));
+        byte[] body = new byte[70_000];
+        new Random(7).nextBytes(body);
+        StoredResponse original = new StoredResponse(201, headers, body, false);
+
+        StoredResponse decoded = StoredResponseCodec.decode(StoredResponseCodec.encode(original));
+
+        assertEquals(original, decoded);
+        assertEquals(new ArrayList<>(headers.keySet()), new ArrayList<>(decoded.headers().keySet()));
+        assertArrayEquals(body, decoded.body());
+    }
+
+    @Test
+    void omittedAndEmptyBodiesKeepTheirMeaning() {
+        StoredResponse omitted = new StoredResponse(599, Map.of(), new byte[0], true);
+        StoredResponse empty = new StoredResponse(100, Map.of(), new byte[0], false);
+
+        StoredResponse a = StoredResponseCodec.decode(StoredResponseCodec.encode(omitted));
+        StoredResponse b = StoredResponseCodec.decode(StoredResponseCodec.encode(empty));
+
+        assertTrue(a.bodyOmitted());
+        assertEquals(599, a.status());
+        assertEquals(empty, b);
+        assertEquals(0, b.bodyLength());
+    }
+
+    @Test
+    void textBodyStaysByteIdentical() {
+        byte[] body = "{\"emoji\":\"\uD83D\uDE00\",\"n\":1.50}".getBytes(StandardCharsets.UTF_8);
+        StoredResponse original = new StoredResponse(200, Map.of("ETag", List.of("\"v1\"")), body, false);
+
+        assertArrayEquals(body, StoredResponseCodec.decode(StoredResponseCodec.encode(original)).body());
+    }
+}
