@@ -94,7 +94,7 @@ final class Coordinator {
         if (ex.policy().failOpen()) {
             LOG.error("idempotency store unavailable, FAILING OPEN key={} route={} {}: the handler runs without"
                 + " duplicate protection", ex.key(), ex.request().getMethodName(), ex.policy().template(), e);
-            return ex.handler().get();
+            return ex.runHandler(ex.context());
         }
         LOG.error("idempotency store unavailable key={}: answering 503 ({})", ex.key(), e.toString());
         return CompletableFuture.completedFuture(responses.storeUnavailable());

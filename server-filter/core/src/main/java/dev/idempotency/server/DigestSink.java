@@ -22,7 +22,7 @@ final class DigestSink {
     }
 
     private final MessageDigest digest;
-    private final byte[] buf = new byte[256];
+    private final byte[] buf = new byte[128];
     private int pos;
 
     DigestSink() {
@@ -105,11 +105,11 @@ final class DigestSink {
         write(value);
     }
 
-    /** A copy of this sink's state: its digest can be finished without ending this one. */
-    DigestSink fork() {
+    /** The digest of what was written so far; this sink goes on as if nothing happened. */
+    byte[] finishCopy() {
         flush();
         try {
-            return new DigestSink((MessageDigest) digest.clone());
+            return ((MessageDigest) digest.clone()).digest();
         } catch (CloneNotSupportedException e) {
             throw new IllegalStateException("SHA-256 digests of this platform cannot be cloned", e);
         }

@@ -19,13 +19,33 @@ import java.util.function.Supplier;
  * @param policy      the route's contract
  * @param key         the record it is about
  * @param fingerprint the request's fingerprint
+ * @param operation   the operation's identity, which the route sees (CONTRACT M1)
  * @param loop        the event loop the request's work continues on
  * @param context     the request's propagated context (tracing, MDC, the request itself), for work
  *                    that continues on other threads
  * @param handler     runs the rest of the chain and the route, see {@link #handler(Supplier, String)}
  */
-record Exchange(HttpRequest<?> request, RoutePolicy policy, RecordKey key, byte[] fingerprint, RequestLoop loop,
-                PropagatedContext context, Supplier<CompletableFuture<MutableHttpResponse<?>>> handler) {
+record Exchange(HttpRequest<?> request, RoutePolicy policy, RecordKey key, byte[] fingerprint,
+                IdempotentOperation operation, RequestLoop loop, PropagatedContext context,
+                Supplier<CompletableFuture<MutableHttpResponse<?>>> handler) {
+
+    /**
+     * Runs the route (the rest of the chain) with the operation's identity in its propagated
+     * context and in the request's attributes, so the route and the code it calls see it
+     * (CONTRACT M1).
+     *
+     * @param base the context to extend: the request's own, or the one in scope on this thread
+     *             (in transactional mode it holds the transaction)
+     * @return the route's response, when it is known
+     */
+    CompletableFuture<MutableHttpResponse<?>> runHandler(PropagatedContext base) {
+        request.setAttribute(IdempotentOperation.ATTRIBUTE, operation);
+        try (PropagatedContext.Scope ignored = base.plus(operation).propagate()) {
+            return handler.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
 
     /**
      * @param downstream    the filter continuation's response publisher, produced on call

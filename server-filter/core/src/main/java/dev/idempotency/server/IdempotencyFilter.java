@@ -70,7 +70,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
 
     @Override
     public boolean isEnabled(HttpRequest<?> request) {
-        return policies.forRequest(request).isPresent();
+        return policies.forRequest(request) != null;
     }
 
     /**
@@ -84,7 +84,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
     public CompletionStage<MutableHttpResponse<?>> filter(HttpRequest<?> request,
                                                          FilterContinuation<Publisher<MutableHttpResponse<?>>> continuation) {
         var handler = Exchange.handler(continuation::proceed, config.getReplayedHeaderName());
-        RoutePolicy policy = policies.forRequest(request).orElse(null);
+        RoutePolicy policy = policies.forRequest(request);
         if (policy == null) {
             return handler.get();
         }
@@ -92,8 +92,8 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         PropagatedContext context = PropagatedContext.getOrEmpty();
         return loop.resume(reader.read(request, policy)).thenCompose(reading -> {
             if (reading instanceof RequestReader.Reading.Ready ready) {
-                return coordinator.run(new Exchange(request, policy, ready.key(), ready.fingerprint(), loop, context,
-                    handler));
+                return coordinator.run(new Exchange(request, policy, ready.key(), ready.fingerprint(), ready.operation(),
+                    loop, context, handler));
             }
             if (reading instanceof RequestReader.Reading.Rejected rejected) {
                 return CompletableFuture.completedFuture(rejected.response());

@@ -62,13 +62,10 @@ final class LeasedMode implements ExecutionMode {
             LOG.info("idempotency lease taken over key={}: the earlier holder's lease expired", ex.key());
         }
         LeaseKeeper.Keeping keeping = keeper.keep(lease);
-        CompletableFuture<MutableHttpResponse<?>> handled;
-        try {
-            handled = ex.handler().get();
-        } catch (RuntimeException e) {
-            handled = CompletableFuture.failedFuture(e);
-        }
-        return handled
+        CompletableFuture<MutableHttpResponse<?>> handled = ex.runHandler(ex.context());
+        // back on the request's loop before capturing and settling: the response is written from
+        // there anyway, and a store whose connections belong to event loops is called without a hop
+        return ex.loop().resume(handled)
             .thenCompose(response -> settlement.releases(ex.request(), response)
                 ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, null, false))
                 : capture.capture(ex.request(), response))

@@ -3,10 +3,11 @@ package dev.idempotency.server;
 import java.util.HexFormat;
 
 /**
- * The one SHA-256 pass of a request (CONTRACT S6, S7): it hashes a domain tag, the scope and
- * the key, takes the store key from a snapshot of that state (64 hex digits), and then goes on
- * with the request's parts into the fingerprint, so every byte of the request is hashed once.
- * Single use; not thread-safe.
+ * The one SHA-256 pass of a request (CONTRACT S6, S7): it hashes a domain tag, the scope (who
+ * the caller is and how they were identified, the method, the route template) and the key,
+ * each as a field of its own, takes the store key from a snapshot of that state (64 hex
+ * digits), and then goes on with the request's parts into the fingerprint, so every byte of the
+ * request is hashed once. Single use; not thread-safe.
  */
 final class RequestDigest {
 
@@ -21,25 +22,38 @@ final class RequestDigest {
         this.storeKey = storeKey;
     }
 
+    /** How the caller was identified: by the application's resolver. */
+    static final byte CALLER_RESOLVED = 'c';
+    /** How the caller was identified: by the authenticated principal. */
+    static final byte CALLER_PRINCIPAL = 'p';
+    /** How the caller was identified: not at all, the shared anonymous scope. */
+    static final byte CALLER_ANONYMOUS = 'a';
+
     /**
-     * @param scope the record's scope (caller, method, route template)
-     * @param key   the parsed Idempotency-Key
+     * @param callerKind one of the {@code CALLER_} constants
+     * @param caller     the caller's identity
+     * @param method     the request method
+     * @param template   the route's URI template
+     * @param key        the parsed Idempotency-Key
      * @return the digest, with the store key taken
      */
-    static RequestDigest begin(String scope, String key) {
-        DigestSink sink = start(scope, key);
-        return new RequestDigest(sink, HexFormat.of().formatHex(sink.fork().finish()));
+    static RequestDigest begin(byte callerKind, String caller, String method, String template, String key) {
+        DigestSink sink = start(callerKind, caller, method, template, key);
+        return new RequestDigest(sink, HexFormat.of().formatHex(sink.finishCopy()));
     }
 
-    /** The same pass without a store key, for a fingerprint alone. */
-    static RequestDigest fingerprintOnly(String scope, String key) {
-        return new RequestDigest(start(scope, key), null);
+    /** The same pass without a store key, for a fingerprint alone (anonymous, empty scope and key). */
+    static RequestDigest fingerprintOnly() {
+        return new RequestDigest(start(CALLER_ANONYMOUS, "", "", "", ""), null);
     }
 
-    private static DigestSink start(String scope, String key) {
+    private static DigestSink start(byte callerKind, String caller, String method, String template, String key) {
         DigestSink sink = new DigestSink();
         sink.field(TAG);
-        sink.field(scope);
+        sink.write(callerKind);
+        sink.field(caller);
+        sink.field(method);
+        sink.field(template);
         sink.field(key);
         return sink;
     }

@@ -102,7 +102,7 @@ public final class RequestFingerprint {
      * @return {@value #LENGTH} bytes: {@link #VERSION}, then SHA-256
      */
     public byte[] compute(String contentType, byte[] body, int length) {
-        return RequestDigest.fingerprintOnly("", "").fingerprint(this, contentType, body, length);
+        return RequestDigest.fingerprintOnly().fingerprint(this, contentType, body, length);
     }
 
     /** Writes this request's parts into {@code sink}, which already holds the tag, scope and key. */

@@ -7,7 +7,9 @@ import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
 
+import java.security.Principal;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -27,6 +29,7 @@ final class RequestReader {
     private final Report report;
     @Nullable
     private final CallerIdentityResolver callerResolver;
+    private final Caller anonymous;
 
     RequestReader(IdempotencyConfiguration config, Responses responses, Report report,
                   @Nullable CallerIdentityResolver callerResolver) {
@@ -34,6 +37,7 @@ final class RequestReader {
         this.responses = responses;
         this.report = report;
         this.callerResolver = callerResolver;
+        this.anonymous = new Caller(RequestDigest.CALLER_ANONYMOUS, config.getAnonymousScope());
     }
 
     /** What reading a request gave. */
@@ -47,8 +51,8 @@ final class RequestReader {
         record Rejected(MutableHttpResponse<?> response) implements Reading {
         }
 
-        /** The request's record and fingerprint. */
-        record Ready(RecordKey key, byte[] fingerprint) implements Reading {
+        /** The request's record, fingerprint and operation identity. */
+        record Ready(RecordKey key, byte[] fingerprint, IdempotentOperation operation) implements Reading {
         }
     }
 
@@ -66,7 +70,7 @@ final class RequestReader {
         } catch (InvalidIdempotencyKeyException e) {
             return done(reject(responses.keyInvalid(e.getMessage())));
         }
-        String scope = scope(request, policy);
+        Caller caller = caller(request);
         CompletableFuture<BodyReader.Body> body;
         try {
             body = BodyReader.read(request, config.getMaxRequestBodySize()).toCompletableFuture();
@@ -80,10 +84,14 @@ final class RequestReader {
                 }
                 throw failure instanceof CompletionException c ? c : new CompletionException(failure);
             }
-            RequestDigest digest = RequestDigest.begin(scope, key.value());
+            // the scope (S6): caller, method, route template; then the key
+            RequestDigest digest = RequestDigest.begin(caller.kind(), caller.id(), request.getMethodName(), policy.template(),
+                key.value());
             byte[] fingerprint = digest.fingerprint(parts(request, policy), request.getHeaders().get(HttpHeaders.CONTENT_TYPE),
                 b.bytes(), b.length());
-            return new Reading.Ready(new RecordKey(digest.storeKey()), fingerprint);
+            String storeKey = digest.storeKey();
+            return new Reading.Ready(new RecordKey(storeKey), fingerprint, new IdempotentOperation(key.value(),
+                caller.describe() + ' ' + request.getMethodName() + ' ' + policy.template(), storeKey));
         });
     }
 
@@ -92,23 +100,37 @@ final class RequestReader {
         return new Reading.Rejected(response);
     }
 
-    /** Caller identity (resolver, else principal, else the anonymous scope), method and route template (S6). */
-    private String scope(HttpRequest<?> request, RoutePolicy policy) {
-        String caller = null;
+    /** The caller part of the scope (S6): the resolver's identity, else the principal, else the anonymous scope. */
+    private record Caller(byte kind, String id) {
+        /** @return e.g. {@code principal:alice}, for {@link IdempotentOperation#scope()} */
+        String describe() {
+            String name = switch (kind) {
+                case RequestDigest.CALLER_RESOLVED -> "caller";
+                case RequestDigest.CALLER_PRINCIPAL -> "principal";
+                default -> "anonymous";
+            };
+            return name + ':' + id;
+        }
+    }
+
+    private Caller caller(HttpRequest<?> request) {
         if (callerResolver != null) {
-            caller = callerResolver.resolve(request).map(c -> "caller:" + c).orElse(null);
+            Optional<String> resolved = callerResolver.resolve(request);
+            if (resolved.isPresent()) {
+                return new Caller(RequestDigest.CALLER_RESOLVED, resolved.get());
+            }
         }
-        if (caller == null) {
-            caller = request.getUserPrincipal().map(p -> "principal:" + p.getName())
-                .orElse("anonymous:" + config.getAnonymousScope());
-        }
-        return caller + '\n' + request.getMethodName() + '\n' + policy.template();
+        Optional<Principal> principal = request.getUserPrincipal();
+        return principal.isPresent() ? new Caller(RequestDigest.CALLER_PRINCIPAL, principal.get().getName()) : anonymous;
     }
 
     private static RequestFingerprint parts(HttpRequest<?> request, RoutePolicy policy) {
         RequestFingerprint f = RequestFingerprint.of(request.getMethodName(), request.getPath())
             .ignoring(policy.ignoredJsonPointers());
-        request.getParameters().forEach(f::query);
+        String query = request.getUri().getRawQuery();
+        if (query != null && !query.isEmpty()) { // decoding parameters costs even when there are none
+            request.getParameters().forEach(f::query);
+        }
         for (String h : policy.fingerprintHeaders()) {
             f.header(h, request.getHeaders().getAll(h));
         }

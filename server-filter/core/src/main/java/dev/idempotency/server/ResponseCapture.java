@@ -9,8 +9,10 @@ import io.micronaut.core.io.Writable;
 import io.micronaut.core.io.buffer.ByteArrayBufferFactory;
 import io.micronaut.core.io.buffer.ReadBuffer;
 import io.micronaut.core.type.Argument;
+import io.micronaut.http.HttpAttributes;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MediaType;
+import io.micronaut.http.MutableHttpHeaders;
 import io.micronaut.http.MutableHttpResponse;
 import io.micronaut.http.body.AvailableByteBody;
 import io.micronaut.http.body.ByteBody;
@@ -33,11 +35,9 @@ import reactor.core.publisher.Mono;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.InputStream;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -75,6 +75,7 @@ final class ResponseCapture {
     private final IdempotencyConfiguration config;
     private final BeanProvider<ExecutorService> blocking;
     private final ByteBodyFactory bodies = ByteBodyFactory.createDefault(ByteArrayBufferFactory.INSTANCE);
+    private final List<String> storedHeaderNames;
 
     ResponseCapture(MessageBodyHandlerRegistry registry, ConversionService conversionService,
                     IdempotencyConfiguration config, @Named(TaskExecutors.BLOCKING) BeanProvider<ExecutorService> blocking) {
@@ -82,6 +83,7 @@ final class ResponseCapture {
         this.conversionService = conversionService;
         this.config = config;
         this.blocking = blocking;
+        this.storedHeaderNames = config.getStoredHeaders().stream().map(ResponseCapture::displayName).toList();
     }
 
     /**
@@ -171,18 +173,51 @@ final class ResponseCapture {
         return new StoredResponse(response.code(), storedHeaders(response), omitted ? EMPTY : bytes, omitted);
     }
 
+    /**
+     * The allow-listed headers the response carries (S13), under their usual spelling (header
+     * names are case-insensitive): looked up one by one, which is cheaper than listing every
+     * header the response has.
+     */
     private Map<String, List<String>> storedHeaders(MutableHttpResponse<?> response) {
-        Map<String, List<String>> headers = new LinkedHashMap<>();
-        for (String name : response.getHeaders().names()) {
-            if (config.getStoredHeaders().contains(name.toLowerCase(Locale.ROOT))) {
-                headers.put(name, new ArrayList<>(response.getHeaders().getAll(name)));
+        Map<String, List<String>> headers = null;
+        MutableHttpHeaders all = response.getHeaders();
+        for (String name : storedHeaderNames) {
+            List<String> values = all.getAll(name);
+            if (!values.isEmpty()) {
+                if (headers == null) {
+                    headers = new LinkedHashMap<>(8);
+                }
+                headers.put(name, values);
             }
         }
-        return headers;
+        return headers == null ? Map.of() : headers;
+    }
+
+    /** {@code content-type} as {@code Content-Type}: the defaults' own spelling, else each word capitalized. */
+    static String displayName(String lowerCase) {
+        for (String known : IdempotencyConfigurationProperties.DEFAULT_STORED_HEADERS) {
+            if (known.equalsIgnoreCase(lowerCase)) {
+                return known;
+            }
+        }
+        StringBuilder sb = new StringBuilder(lowerCase.length());
+        boolean start = true;
+        for (int i = 0; i < lowerCase.length(); i++) {
+            char c = lowerCase.charAt(i);
+            sb.append(start ? Character.toUpperCase(c) : c);
+            start = c == '-';
+        }
+        return sb.toString();
+    }
+
+    /** The matched route, read without the attribute conversion {@code RouteAttributes} makes. */
+    static Optional<RouteInfo<?>> routeInfo(HttpRequest<?> request) {
+        return request.getAttribute(HttpAttributes.ROUTE_INFO).filter(RouteInfo.class::isInstance)
+            .map(r -> (RouteInfo<?>) r);
     }
 
     private MediaType mediaType(HttpRequest<?> request, MutableHttpResponse<?> response) {
-        Optional<RouteInfo<?>> route = RouteAttributes.getRouteInfo(request);
+        Optional<RouteInfo<?>> route = routeInfo(request);
         return response.getContentType().orElseGet(() -> route
             .map(RouteInfo::getProduces).filter(p -> !p.isEmpty()).map(p -> p.get(0))
             .orElse(MediaType.APPLICATION_JSON_TYPE));
@@ -190,7 +225,7 @@ final class ResponseCapture {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Optional<byte[]> encode(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
-        Optional<RouteInfo<?>> route = RouteAttributes.getRouteInfo(request);
+        Optional<RouteInfo<?>> route = routeInfo(request);
         MediaType mediaType = mediaType(request, response);
         if (body instanceof byte[] b) {
             if (response.getContentType().isEmpty()) {
@@ -208,7 +243,7 @@ final class ResponseCapture {
         if (writer == null) {
             return Optional.empty();
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+        EncodingBuffer out = EncodingBuffer.forThisThread();
         writer.writeTo(argument, mediaType, body, response.getHeaders(), out);
         byte[] bytes = out.toByteArray();
         if (response.getContentType().isEmpty()) {

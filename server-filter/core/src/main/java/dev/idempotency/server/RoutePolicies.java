@@ -5,10 +5,11 @@ import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.context.event.StartupEvent;
 import io.micronaut.core.annotation.AnnotationMetadata;
 import io.micronaut.core.annotation.AnnotationValue;
+import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.convert.ConversionService;
+import io.micronaut.http.HttpAttributes;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.runtime.event.annotation.EventListener;
-import io.micronaut.web.router.RouteAttributes;
 import io.micronaut.web.router.RouteInfo;
 import io.micronaut.web.router.Router;
 import io.micronaut.web.router.UriRouteInfo;
@@ -21,7 +22,6 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -67,16 +67,23 @@ final class RoutePolicies {
         }
     }
 
-    /** @return the route's policy, or empty when the request is not under the contract */
-    Optional<RoutePolicy> forRequest(HttpRequest<?> request) {
+    /** @return the route's policy, or {@code null} when the request is not under the contract */
+    @Nullable
+    RoutePolicy forRequest(HttpRequest<?> request) {
         if (!config.getMethods().contains(request.getMethodName())) {
-            return Optional.empty();
+            return null;
         }
-        return RouteAttributes.getRouteInfo(request).map(this::policyOf).filter(p -> p != NONE);
+        Object route = request.getAttribute(HttpAttributes.ROUTE_INFO).orElse(null);
+        if (!(route instanceof RouteInfo<?> info)) {
+            return null;
+        }
+        RoutePolicy policy = policyOf(info);
+        return policy == NONE ? null : policy;
     }
 
     private RoutePolicy policyOf(RouteInfo<?> route) {
-        return cache.computeIfAbsent(route, this::resolve);
+        RoutePolicy cached = cache.get(route);
+        return cached != null ? cached : cache.computeIfAbsent(route, this::resolve);
     }
 
     private RoutePolicy resolve(RouteInfo<?> route) {

@@ -113,7 +113,8 @@ final class TransactionalMode implements ExecutionMode {
             }
             takeover = a.takeover();
             handlerRan = true;
-            MutableHttpResponse<?> handled = join(ex.handler().get());
+            // in the context in scope here: the request's, plus the transaction
+            MutableHttpResponse<?> handled = join(ex.runHandler(PropagatedContext.getOrEmpty()));
             response = handled;
             if (settlement.releases(ex.request(), handled)) {
                 tx.setRollbackOnly();

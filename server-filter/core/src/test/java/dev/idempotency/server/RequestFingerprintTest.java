@@ -145,12 +145,19 @@ class RequestFingerprintTest {
         byte[] fp = RequestFingerprint.of("POST", "/p").compute("application/json", body, body.length);
         assertThat(fp).hasSize(RequestFingerprint.LENGTH);
         assertThat(fp[0]).isEqualTo(RequestFingerprint.VERSION);
-        RequestDigest alice = RequestDigest.begin("caller:alice\nPOST\n/p", "k1");
-        RequestDigest bob = RequestDigest.begin("caller:bob\nPOST\n/p", "k1");
+        RequestDigest alice = RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "alice", "POST", "/p", "k1");
+        RequestDigest bob = RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "bob", "POST", "/p", "k1");
         assertThat(alice.storeKey()).hasSize(64).isNotEqualTo(bob.storeKey());
         assertThat(alice.fingerprint(RequestFingerprint.of("POST", "/p"), "application/json", body, body.length))
             .isNotEqualTo(bob.fingerprint(RequestFingerprint.of("POST", "/p"), "application/json", body, body.length));
-        assertThat(RequestDigest.begin("s", "k").storeKey()).isEqualTo(RequestDigest.begin("s", "k").storeKey());
+        assertThat(RequestDigest.begin(RequestDigest.CALLER_ANONYMOUS, "s", "POST", "/p", "k").storeKey())
+            .isEqualTo(RequestDigest.begin(RequestDigest.CALLER_ANONYMOUS, "s", "POST", "/p", "k").storeKey());
+        // the caller's kind is part of the scope: a principal named like the anonymous scope is not anonymous
+        assertThat(RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "anonymous", "POST", "/p", "k").storeKey())
+            .isNotEqualTo(RequestDigest.begin(RequestDigest.CALLER_ANONYMOUS, "anonymous", "POST", "/p", "k").storeKey());
+        // fields do not run into each other: ("a", "b/c") is not ("a/b", "c")
+        assertThat(RequestDigest.begin(RequestDigest.CALLER_RESOLVED, "a", "POST", "/b/c", "k").storeKey())
+            .isNotEqualTo(RequestDigest.begin(RequestDigest.CALLER_RESOLVED, "a/b", "POST", "/c", "k").storeKey());
     }
 
     @Test

@@ -46,6 +46,11 @@ final class JdbcExecutors implements AutoCloseable {
         return submit(statements(), operation, work);
     }
 
+    /** Hands {@code task} to the statement executor; {@code false} when it is closed or saturated. */
+    boolean tryStatement(Runnable task) {
+        return statements().tryExecute(task);
+    }
+
     /**
      * Runs a transaction on the island, in the caller's propagated context (tracing, MDC, the
      * request), so the transaction opened there joins it.

@@ -40,6 +40,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -100,7 +101,13 @@ import java.util.function.Supplier;
  *
  * <h2>Statements</h2>
  * Each operation is one prepared statement, one round trip, autocommitted (outside transactional
- * mode) on a connection of the datasource's own pool, never joining an application transaction:
+ * mode) on a connection of the datasource's own pool, never joining an application transaction.
+ * Under load, acquires and completions are grouped ({@link StatementBatcher}, group commit): calls
+ * that arrive while {@code concurrent-batches} batches of their kind are running wait together,
+ * and the next batch runs their statements in one transaction with one commit (acquires after
+ * one read of all the batch's records, which alone answers replays, 409s and 422s; completions
+ * as one JDBC batch). A call that finds the store idle goes out at once, alone, as described
+ * here:
  * <ul>
  *   <li><b>acquire</b>: one statement of data-modifying CTEs that reads the record and, only
  *       when there is none, inserts it ({@code INSERT ... ON CONFLICT DO NOTHING}), or, only when
@@ -166,6 +173,11 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     private final long statementTimeoutMillis;
     private final String lockTimeoutMillis;
     private final JdbcExecutors executors;
+    private final StatementBatcher<AcquireCall, AcquireResult> acquires;
+    private final StatementBatcher<CompleteCall, Boolean> completes;
+
+    /** A batch of completions stops growing past this many body bytes (its first call always fits). */
+    private static final long MAX_COMPLETE_BATCH_BYTES = 1 << 20;
 
     @Inject
     PostgresIdempotencyStore(PostgresStoreConfiguration config, Clock clock, BeanLocator beans) {
@@ -201,6 +213,12 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         this.statementTimeoutMillis = Math.max(1, config.getStatementTimeout().toMillis());
         this.lockTimeoutMillis = Long.toString(Math.max(1, config.getLockTimeout().toMillis()));
         this.executors = new JdbcExecutors(config, this.dataSource);
+        this.acquires = new StatementBatcher<>("acquire", executors::tryStatement,
+            calls -> autocommit("acquire", c -> acquireBatch(c, calls)), call -> 1,
+            this::concurrentBatches, config.getMaxBatchSize(), Long.MAX_VALUE, config.getQueueCapacity());
+        this.completes = new StatementBatcher<>("complete", executors::tryStatement,
+            calls -> autocommit("complete", c -> completeBatch(c, calls)), call -> call.response().bodyLength(), this::concurrentBatches, config.getMaxBatchSize(),
+            MAX_COMPLETE_BATCH_BYTES, config.getQueueCapacity());
     }
 
     @EventListener
@@ -225,6 +243,40 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         executors.close();
     }
 
+    private int concurrentBatches() {
+        return Math.min(config.getConcurrentBatches(), executors.threads());
+    }
+
+    /** @return the connection pool (not transaction-aware), for the outbox */
+    DataSource dataSource() {
+        return dataSource.get();
+    }
+
+    /** @return the datasource's transaction manager, for the outbox */
+    TransactionOperations<Connection> transactions() {
+        return transactions.get();
+    }
+
+    /** Applies the schema (the outbox's table included) when migrations are on; for the outbox. */
+    void ensureMigrated() {
+        ensureSchema();
+    }
+
+    /** @return the settings, for the outbox */
+    PostgresStoreConfiguration configuration() {
+        return config;
+    }
+
+    /** @return how many batches of acquires ran so far (for tests and metrics) */
+    long acquireBatches() {
+        return acquires.batches();
+    }
+
+    /** @return how many batches of completions ran so far (for tests and metrics) */
+    long completeBatches() {
+        return completes.batches();
+    }
+
     /** @return how many threads each of the store's executors has */
     int threads() {
         return executors.threads();
@@ -238,8 +290,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     @Override
     public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
         checkAcquire(storeKey, fingerprint, lease);
-        return executors.statement("acquire",
-            () -> autocommit("acquire", c -> acquireAutocommit(c, storeKey, fingerprint, lease)));
+        return acquires.submit(new AcquireCall(storeKey, fingerprint.clone(), lease));
     }
 
     @Override
@@ -248,8 +299,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(response, "response");
         Checks.positive(retention, "retention");
-        return executors.statement("complete",
-            () -> autocommit("complete", c -> complete(c, storeKey, fencingToken, response, retention)));
+        return completes.submit(new CompleteCall(storeKey, fencingToken, response, retention));
     }
 
     @Override
@@ -345,6 +395,22 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      */
     private AcquireResult acquireAutocommit(Connection c, String storeKey, byte[] fingerprint, Duration lease)
         throws SQLException {
+        try {
+            return acquireStatements(c, storeKey, fingerprint, lease);
+        } catch (SQLException e) {
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                return new AcquireResult.InProgress(lease); // a transactional-mode request holds it uncommitted
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The statements of {@link #acquireAutocommit}, which throw on a lock timeout (SQL state
+     * {@code 55P03}) instead of answering it.
+     */
+    private AcquireResult acquireStatements(Connection c, String storeKey, byte[] fingerprint, Duration lease)
+        throws SQLException {
         Instant now = now();
         try (PreparedStatement ps = prepare(c, sql.acquireAutocommit)) {
             ps.setString(1, storeKey);
@@ -367,17 +433,162 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                     }
                 }
             }
-        } catch (SQLException e) {
-            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                return new AcquireResult.InProgress(lease); // a transactional-mode request holds it uncommitted
-            }
-            throw e;
         }
-        return acquire(c, storeKey, fingerprint, lease);
+        return lockingAcquire(c, storeKey, fingerprint, lease);
+    }
+
+    /** An acquire waiting for its batch. */
+    private record AcquireCall(String storeKey, byte[] fingerprint, Duration lease) {
+    }
+
+    /** A completion waiting for its batch. */
+    private record CompleteCall(String storeKey, long token, StoredResponse response, Duration retention) {
+    }
+
+    /**
+     * Acquires a batch of calls in one transaction, one commit. One statement first reads the
+     * records of all the batch's keys ({@link PostgresSql#find}): a live record answers its calls
+     * at once (replay, 409, 422; a batch of those writes and commits nothing). Every other call
+     * runs the statements of {@link #acquireAutocommit}, in the calls' order, so calls for the same
+     * key see each other as if they had come one after the other. Alone, a call runs the
+     * one-statement acquire, autocommitted. When any statement of a batch fails (a record held
+     * uncommitted by another transaction past {@code lock-timeout} aborts the transaction), the
+     * batch rolls back and each call is decided on its own, so one held record never fails the
+     * others.
+     */
+    private List<AcquireResult> acquireBatch(Connection c, List<AcquireCall> calls) throws SQLException {
+        if (calls.size() > 1) {
+            List<AcquireResult> results = inOneTransaction(c, () -> acquireTogether(c, calls));
+            if (results != null) {
+                return results;
+            }
+        }
+        List<AcquireResult> each = new ArrayList<>(calls.size());
+        for (AcquireCall call : calls) {
+            each.add(acquireAutocommit(c, call.storeKey(), call.fingerprint(), call.lease()));
+        }
+        return each;
+    }
+
+    /** The statements of a batch of acquires, inside its transaction (see {@link #acquireBatch}). */
+    private List<AcquireResult> acquireTogether(Connection c, List<AcquireCall> calls) throws SQLException {
+        Instant now = now();
+        String[] keys = new String[calls.size()];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = calls.get(i).storeKey();
+        }
+        Map<String, Live> live = new HashMap<>(keys.length * 2);
+        try (PreparedStatement ps = prepare(c, sql.find)) {
+            ps.setArray(1, c.createArrayOf("varchar", keys));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Instant expiresAt = rs.getObject("expires_at", OffsetDateTime.class).toInstant();
+                    if (now.isBefore(expiresAt)) {
+                        live.putIfAbsent(rs.getString("store_key"), new Live(rs.getBytes("fingerprint"), expiresAt,
+                            rs.getBoolean("completed") ? new AcquireResult.Replay(storedResponse(rs)) : null));
+                    }
+                }
+            }
+        }
+        List<AcquireResult> results = new ArrayList<>(keys.length);
+        for (AcquireCall call : calls) {
+            Live record = live.get(call.storeKey());
+            results.add(record != null ? record.answer(call.fingerprint(), now)
+                : acquireStatements(c, call.storeKey(), call.fingerprint(), call.lease()));
+        }
+        return results;
+    }
+
+    /** A live record a batch found: the answer for each of its calls. */
+    private record Live(byte[] fingerprint, Instant expiresAt, AcquireResult.Replay replay) {
+        AcquireResult answer(byte[] callFingerprint, Instant now) {
+            if (!MessageDigest.isEqual(fingerprint, callFingerprint)) {
+                return new AcquireResult.Mismatch();
+            }
+            return replay != null ? replay : new AcquireResult.InProgress(Duration.between(now, expiresAt));
+        }
+    }
+
+    /**
+     * Completes a batch of calls in one transaction, one commit: the completion statement once per
+     * call, sent together as a JDBC batch (one round trip). When the batch fails, each call runs
+     * on its own.
+     */
+    private List<Boolean> completeBatch(Connection c, List<CompleteCall> calls) throws SQLException {
+        if (calls.size() > 1) {
+            List<Boolean> results = inOneTransaction(c, () -> {
+                try (PreparedStatement ps = prepare(c, sql.complete)) {
+                    for (CompleteCall call : calls) {
+                        bindComplete(c, ps, call.storeKey(), call.token(), call.response(), call.retention());
+                        ps.addBatch();
+                    }
+                    int[] counts = ps.executeBatch();
+                    List<Boolean> each = new ArrayList<>(calls.size());
+                    for (int count : counts) {
+                        each.add(count == 1);
+                    }
+                    return each;
+                }
+            });
+            if (results != null) {
+                return results;
+            }
+        }
+        List<Boolean> each = new ArrayList<>(calls.size());
+        for (CompleteCall call : calls) {
+            each.add(complete(c, call.storeKey(), call.token(), call.response(), call.retention()));
+        }
+        return each;
+    }
+
+    /**
+     * Runs {@code work} in one transaction on {@code c} and commits it.
+     *
+     * @return the work's result, or {@code null} when a statement failed and the transaction was
+     *     rolled back (the caller then runs each call on its own)
+     * @throws SQLException when the commit itself fails: nothing of the batch is known to be stored
+     */
+    private <T> T inOneTransaction(Connection c, SqlSupplier<T> work) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            T result;
+            try {
+                result = work.get();
+            } catch (SQLException e) {
+                c.rollback();
+                return null;
+            } catch (RuntimeException | Error e) {
+                c.rollback(); // never let the switch back to autocommit commit half a batch
+                throw e;
+            }
+            c.commit();
+            return result;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    @FunctionalInterface
+    private interface SqlSupplier<T> {
+        T get() throws SQLException;
     }
 
     /** The locking upsert: decides on the latest committed version of the row, and takes it over when expired. */
     private AcquireResult acquire(Connection c, String storeKey, byte[] fingerprint, Duration lease)
+        throws SQLException {
+        try {
+            return lockingAcquire(c, storeKey, fingerprint, lease);
+        } catch (SQLException e) {
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                // another transaction holds this record uncommitted (transactional mode) past lock-timeout
+                return new AcquireResult.InProgress(lease);
+            }
+            throw e;
+        }
+    }
+
+    /** The statement of {@link #acquire}, which throws on a lock timeout instead of answering it. */
+    private AcquireResult lockingAcquire(Connection c, String storeKey, byte[] fingerprint, Duration lease)
         throws SQLException {
         Instant now = now();
         try (PreparedStatement ps = prepare(c, sql.acquire)) {
@@ -395,12 +606,6 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                 }
                 return existing(rs, fingerprint, now, rs.getObject("expires_at", OffsetDateTime.class).toInstant());
             }
-        } catch (SQLException e) {
-            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                // another transaction holds this record uncommitted (transactional mode) past lock-timeout
-                return new AcquireResult.InProgress(lease);
-            }
-            throw e;
         }
     }
 
@@ -411,25 +616,33 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
             return new AcquireResult.Mismatch();
         }
         if (rs.getBoolean("completed")) {
-            return new AcquireResult.Replay(new StoredResponse(rs.getInt("response_status"),
-                decodeHeaders(rs.getArray("response_headers")), rs.getBytes("response_body"),
-                rs.getBoolean("body_omitted")));
+            return new AcquireResult.Replay(storedResponse(rs));
         }
         return new AcquireResult.InProgress(Duration.between(now, expiresAt));
+    }
+
+    private static StoredResponse storedResponse(ResultSet rs) throws SQLException {
+        return new StoredResponse(rs.getInt("response_status"), decodeHeaders(rs.getArray("response_headers")),
+            rs.getBytes("response_body"), rs.getBoolean("body_omitted"));
     }
 
     private boolean complete(Connection c, String storeKey, long fencingToken, StoredResponse response,
                              Duration retention) throws SQLException {
         try (PreparedStatement ps = prepare(c, sql.complete)) {
-            ps.setObject(1, timestamp(now().plus(retention)));
-            ps.setInt(2, response.status());
-            ps.setArray(3, c.createArrayOf("text", encodeHeaders(response.headers())));
-            ps.setBytes(4, response.body());
-            ps.setBoolean(5, response.bodyOmitted());
-            ps.setString(6, storeKey);
-            ps.setLong(7, fencingToken);
+            bindComplete(c, ps, storeKey, fencingToken, response, retention);
             return ps.executeUpdate() == 1;
         }
+    }
+
+    private void bindComplete(Connection c, PreparedStatement ps, String storeKey, long fencingToken,
+                              StoredResponse response, Duration retention) throws SQLException {
+        ps.setObject(1, timestamp(now().plus(retention)));
+        ps.setInt(2, response.status());
+        ps.setArray(3, c.createArrayOf("text", encodeHeaders(response.headers())));
+        ps.setBytes(4, response.body());
+        ps.setBoolean(5, response.bodyOmitted());
+        ps.setString(6, storeKey);
+        ps.setLong(7, fencingToken);
     }
 
     /** One store operation on its own pooled connection, autocommitted. */

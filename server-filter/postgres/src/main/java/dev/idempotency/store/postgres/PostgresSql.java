@@ -13,6 +13,7 @@ final class PostgresSql {
     final String table;
     final String sequence;
     final String acquireAutocommit;
+    final String find;
     final String acquire;
     final String complete;
     final String release;
@@ -54,6 +55,12 @@ final class PostgresSql {
             + " UNION ALL SELECT 'T', fencing_token, holder, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM tko"
             + " UNION ALL SELECT 'E', fencing_token, 0, completed, fingerprint, expires_at, response_status,"
             + " response_headers, response_body, body_omitted FROM cur";
+        // A batch's first step: the records of its keys, one index probe per key whatever the table's
+        // statistics say (LIMIT keeps the lateral subquery a parameterized scan, never a hash join over a
+        // sequential scan). Parameter: 1 store keys (varchar[]).
+        this.find = "SELECT r.store_key, r.completed, r.fingerprint, r.expires_at, r.response_status,"
+            + " r.response_headers, r.response_body, r.body_omitted FROM unnest(CAST(? AS varchar[])) AS k(key)"
+            + " CROSS JOIN LATERAL (SELECT * FROM " + table + " t WHERE t.store_key = k.key LIMIT 1) r";
         // The locking upsert, for transactional mode (where the lock_timeout must be put back for the
         // handler's own statements) and for the rare autocommit acquire that raced another one.
         // Parameters: 1 store_key, 2 fingerprint, 3 now, 4 lease end, 5 lock_timeout (ms).

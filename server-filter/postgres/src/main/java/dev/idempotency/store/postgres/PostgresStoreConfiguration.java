@@ -53,4 +53,14 @@ public interface PostgresStoreConfiguration {
 
     /** @return how many store calls may wait for a thread before new ones are refused */
     int getQueueCapacity();
+
+    /** @return how many acquires (or completions) one statement and one commit may carry at most */
+    default int getMaxBatchSize() {
+        return PostgresStoreConfigurationProperties.DEFAULT_MAX_BATCH_SIZE;
+    }
+
+    /** @return how many batches of acquires (and of completions) run at once at most */
+    default int getConcurrentBatches() {
+        return PostgresStoreConfigurationProperties.DEFAULT_CONCURRENT_BATCHES;
+    }
 }

@@ -30,6 +30,8 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     public static final Duration DEFAULT_PURGE_STALE_LEASE_GRACE = Duration.ofHours(1);
     public static final int DEFAULT_THREADS = 0;
     public static final int DEFAULT_QUEUE_CAPACITY = 1000;
+    public static final int DEFAULT_MAX_BATCH_SIZE = 64;
+    public static final int DEFAULT_CONCURRENT_BATCHES = 2;
 
     /**
      * Lower-case SQL identifiers, unquoted. Up to 40 characters so that derived names
@@ -53,6 +55,8 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     private Duration purgeStaleLeaseGrace = DEFAULT_PURGE_STALE_LEASE_GRACE;
     private int threads = DEFAULT_THREADS;
     private int queueCapacity = DEFAULT_QUEUE_CAPACITY;
+    private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
+    private int concurrentBatches = DEFAULT_CONCURRENT_BATCHES;
 
     @Override
     public boolean isEnabled() {
@@ -281,6 +285,43 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
      */
     public void setQueueCapacity(int queueCapacity) {
         this.queueCapacity = Checks.atLeast(queueCapacity, 1, PREFIX + ".queue-capacity");
+    }
+
+    @Override
+    public int getMaxBatchSize() {
+        return maxBatchSize;
+    }
+
+    /**
+     * How many acquires, or completions, the store sends to the database together at most, as
+     * one statement in one transaction (group commit). Calls that arrive while the store's
+     * statements are busy wait together for the next free thread, so under load many requests
+     * share one commit, the part of a small write that costs the most; a call that finds a
+     * thread free goes out at once, alone. Completions also stop at 1 MiB of bodies per
+     * statement. {@code 1} sends every call on its own. Default {@value #DEFAULT_MAX_BATCH_SIZE}.
+     *
+     * @param maxBatchSize at least 1
+     */
+    public void setMaxBatchSize(int maxBatchSize) {
+        this.maxBatchSize = Checks.atLeast(maxBatchSize, 1, PREFIX + ".max-batch-size");
+    }
+
+    @Override
+    public int getConcurrentBatches() {
+        return concurrentBatches;
+    }
+
+    /**
+     * How many batches of acquires, and separately of completions, run at once. Fewer batches in
+     * flight means more calls per batch and fewer commits: two keep the database busy while the
+     * next batch gathers, which suits a database whose commits are the bottleneck; raise it for a
+     * database with many cores and fast storage. At most the store's {@code threads}. Default
+     * {@value #DEFAULT_CONCURRENT_BATCHES}.
+     *
+     * @param concurrentBatches at least 1
+     */
+    public void setConcurrentBatches(int concurrentBatches) {
+        this.concurrentBatches = Checks.atLeast(concurrentBatches, 1, PREFIX + ".concurrent-batches");
     }
 
     private static String requireIdentifier(String value, String setting) {

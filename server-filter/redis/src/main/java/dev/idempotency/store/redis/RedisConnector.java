@@ -7,42 +7,71 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.EventLoopGroupProvider;
 import io.lettuce.core.resource.NettyCustomizer;
+import io.lettuce.core.resource.Transports;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoHandler;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.EventExecutorGroup;
+import io.netty.util.concurrent.Future;
+import io.netty.util.internal.ThreadExecutorMap;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The store's own Redis connection, opened on first use without blocking anyone.
+ * The store's own Redis connections, opened on first use without blocking anyone.
  *
- * <p>It uses a Lettuce client of its own, of the application's kind (standalone or cluster),
- * on resources that share the application client's event loops, timer, event bus, tracing,
- * address resolution, reconnect delay and latency metrics, and on the application client's
- * options, with two changes: Lettuce's per-command timeout timer is off (the store bounds its
- * calls itself, see {@link CommandDeadlines}), and commands issued while the connection is down
- * are rejected at once instead of queued (the filter answers them 503 without waiting). The
- * application's client is never changed or closed.
+ * <h2>One connection per event loop</h2>
+ * A call made on a Netty event loop (the HTTP server's, where the filter runs) goes out on a
+ * connection whose channel belongs to that same loop: the command is written by the calling
+ * thread, and the reply is read, and the call's stage completed, on it too. A store call then
+ * costs one round trip to Redis and no hand-over between threads, neither on the way out nor on
+ * the way back. Such a connection is opened the first time a loop calls, so an application gets
+ * at most one per event loop of its server (micronaut's default: twice the number of cores).
+ * Calls from any other thread (a blocking executor, the lease keeper, a test) share one more
+ * connection, on the event loops of the application's Redis client. On every connection, the
+ * commands written in one turn of its loop (the acquires of all the requests the loop just read,
+ * say) leave in one write: a {@link FlushConsolidationHandler} defers the flush to the end of
+ * the read in progress, or to a task at the end of the turn. Redis then reads them, and answers
+ * them, together, which costs both processes far fewer system calls under load. With a Redis Cluster, over a
+ * Unix domain socket, with {@code idempotency.store.redis.event-loop-connections=false}, or when
+ * the loop's transport is not the one Lettuce uses, every call uses that shared connection.
  *
- * <p>Commands are written from one thread only, the event loop of the connection's channel
- * ({@link #dispatch}): Lettuce takes a lock for every write, on which writers from several
- * threads (the HTTP server's event loops) would wait for each other. Handing a command to that
- * loop is what Netty does for a write from another thread anyway, so it costs no extra hop.
+ * <h2>Clients and options</h2>
+ * Each connection belongs to a Lettuce client of the store's own, of the application's kind
+ * (standalone or cluster), on resources that share the application client's timer, event bus,
+ * tracing, address resolution, reconnect delay and latency metrics, and on the application
+ * client's options, with two changes: Lettuce's per-command timeout timer is off (the store
+ * bounds its calls itself, see {@link CommandDeadlines}), and commands issued while a connection
+ * is down are rejected at once instead of queued (the filter answers them 503 without waiting).
+ * The application's client is never changed or closed, nor is any event loop.
  *
- * <p>The connection is made with {@code connectAsync}: a call before it is up waits for the one
- * attempt in progress as a stage; a failed attempt is forgotten, so the next call tries again.
- * Once up, Lettuce reconnects it by itself.
+ * <p>Commands on the shared connection are written from one thread only, the event loop of its
+ * channel ({@link Link#dispatch}): Lettuce takes a lock for every write, on which writers from
+ * several threads would wait for each other.
+ *
+ * <p>Connections are made with {@code connectAsync}: a call before its connection is up waits
+ * for the one attempt in progress as a stage; a failed attempt is forgotten, so the next call
+ * tries again. Once up, Lettuce reconnects a connection by itself, on the same loop.
  */
 final class RedisConnector implements AutoCloseable {
 
@@ -50,26 +79,28 @@ final class RedisConnector implements AutoCloseable {
     private final List<RedisURI> uris;
     private final long tickNanos;
     private final CommandDeadlines deadlines;
+    /** Whether calls on an event loop get a connection of that loop. */
+    private final boolean perLoop;
+
+    /** How long closing waits for a connection or a client, in seconds; it never waits without bound. */
+    private static final long CLOSE_WAIT_SECONDS = 2;
 
     private final Object lock = new Object();
-    private volatile RedisScriptingAsyncCommands<byte[], byte[]> commands;
-    private AbstractRedisClient client; // guarded by lock
-    private ClientResources resources; // guarded by lock
-    private volatile EventExecutor channelLoop;
-    private StatefulConnection<byte[], byte[]> connection; // guarded by lock
-    private CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> connecting; // guarded by lock
+    private final Link shared = new Link(null);
+    private final Map<EventExecutor, Link> loopLinks = new ConcurrentHashMap<>();
     private ScheduledFuture<?> ticker; // guarded by lock
     private boolean closed; // guarded by lock
 
     /**
-     * @param applicationClient a {@link RedisClient} or {@link RedisClusterClient}, whose resources and
-     *                          options are borrowed
-     * @param uris              the server (standalone: exactly one) or the cluster's seed nodes
-     * @param deadlines         the calls' deadlines, expired by this connector's tick
-     * @param tickNanos         how often deadlines are checked
+     * @param applicationClient  a {@link RedisClient} or {@link RedisClusterClient}, whose resources and
+     *                           options are borrowed
+     * @param uris               the server (standalone: exactly one) or the cluster's seed nodes
+     * @param deadlines          the calls' deadlines, expired by this connector's tick
+     * @param tickNanos          how often deadlines are checked
+     * @param eventLoopConnections whether a call on an event loop may get a connection of that loop
      */
     RedisConnector(AbstractRedisClient applicationClient, List<RedisURI> uris, CommandDeadlines deadlines,
-                   long tickNanos) {
+                   long tickNanos, boolean eventLoopConnections) {
         this.applicationClient = Objects.requireNonNull(applicationClient, "applicationClient");
         this.uris = List.copyOf(uris);
         this.deadlines = deadlines;
@@ -84,164 +115,328 @@ final class RedisConnector implements AutoCloseable {
             throw new IllegalArgumentException("client must be a RedisClient or RedisClusterClient, was "
                 + applicationClient.getClass().getName());
         }
+        this.perLoop = eventLoopConnections && applicationClient instanceof RedisClient
+            && this.uris.get(0).getSocket() == null && LoopTransport.SOCKET_HANDLER != null;
     }
 
-    /** @return the commands of the open connection; completes when it is up, or fails when connecting failed */
-    CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> commands() {
-        RedisScriptingAsyncCommands<byte[], byte[]> c = commands;
-        if (c != null) {
-            return CompletableFuture.completedFuture(c);
-        }
-        synchronized (lock) {
-            if (closed) {
-                return CompletableFuture.failedFuture(new IllegalStateException("the Redis idempotency store is closed"));
-            }
-            if (commands != null) {
-                return CompletableFuture.completedFuture(commands);
-            }
-            if (connecting == null) {
-                connecting = connect();
-            }
-            return connecting;
-        }
-    }
-
-    /**
-     * Runs {@code command} on the event loop of the connection's channel: at once when the caller
-     * is on it, else handed over (lock-free). Before the first channel exists, at once.
-     */
-    void dispatch(Runnable command) {
-        EventExecutor loop = channelLoop;
-        if (loop == null || loop.inEventLoop()) {
-            command.run();
-        } else {
-            loop.execute(command);
-        }
-    }
-
-    /** @return the open connection, if any (for tests and tools) */
-    StatefulConnection<byte[], byte[]> connection() {
-        synchronized (lock) {
-            return connection;
-        }
-    }
-
-    // guarded by lock
-    @SuppressWarnings("unchecked")
-    private CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> connect() {
-        if (client == null) {
-            client = ownClient();
-            ticker = resources.eventExecutorGroup().next()
-                .scheduleWithFixedDelay(deadlines::expire, tickNanos, tickNanos, TimeUnit.NANOSECONDS);
-        }
-        CompletableFuture<? extends StatefulConnection<byte[], byte[]>> attempt;
-        try {
-            // a cluster client learns the topology first (asynchronously, from the seed nodes)
-            attempt = client instanceof RedisClusterClient cluster
-                ? cluster.refreshPartitionsAsync().toCompletableFuture()
-                    .thenCompose(v -> cluster.connectAsync(ByteArrayCodec.INSTANCE))
-                : ((RedisClient) client).connectAsync(ByteArrayCodec.INSTANCE, uris.get(0)).toCompletableFuture();
-        } catch (RuntimeException e) {
-            attempt = CompletableFuture.failedFuture(e);
-        }
-        CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> result = new CompletableFuture<>();
-        attempt.whenComplete((conn, failure) -> {
-            boolean close = false;
-            synchronized (lock) {
-                connecting = null;
-                if (failure == null) {
-                    if (closed) {
-                        close = true;
-                    } else {
-                        connection = conn;
-                        commands = conn instanceof StatefulRedisClusterConnection<?, ?> cc
-                            ? ((StatefulRedisClusterConnection<byte[], byte[]>) cc).async()
-                            : ((StatefulRedisConnection<byte[], byte[]>) conn).async();
+    /** @return the connection for a call from the calling thread: its event loop's, else the shared one */
+    Link link() {
+        if (perLoop) {
+            EventExecutor current = ThreadExecutorMap.currentExecutor();
+            if (current instanceof IoEventLoop loop) {
+                Link link = loopLinks.get(loop);
+                if (link != null) {
+                    return link;
+                }
+                if (loop.isIoType(LoopTransport.SOCKET_HANDLER)) {
+                    synchronized (lock) {
+                        if (!closed) {
+                            return loopLinks.computeIfAbsent(loop, l -> new Link((EventLoop) l));
+                        }
                     }
                 }
             }
-            if (failure != null) {
-                result.completeExceptionally(failure);
-            } else if (close) {
-                conn.closeAsync();
-                result.completeExceptionally(new IllegalStateException("the Redis idempotency store is closed"));
-            } else {
-                result.complete(commands);
-            }
-        });
-        return result;
-    }
-
-    /** A client like the application's, on resources sharing the application's, with the options this store needs. */
-    private AbstractRedisClient ownClient() {
-        ClientResources app = applicationClient.getResources();
-        NettyCustomizer appCustomizer = app.nettyCustomizer();
-        resources = ClientResources.builder()
-            .eventLoopGroupProvider(app.eventLoopGroupProvider())
-            .eventExecutorGroup(app.eventExecutorGroup())
-            .timer(app.timer())
-            .eventBus(app.eventBus())
-            .tracing(app.tracing())
-            .reconnectDelay(app.reconnectDelay())
-            .socketAddressResolver(app.socketAddressResolver())
-            .addressResolverGroup(app.addressResolverGroup())
-            .commandLatencyRecorder(app.commandLatencyRecorder())
-            .nettyCustomizer(new NettyCustomizer() {
-                @Override
-                public void afterBootstrapInitialized(Bootstrap bootstrap) {
-                    appCustomizer.afterBootstrapInitialized(bootstrap);
-                }
-
-                @Override
-                public void afterChannelInitialized(Channel channel) {
-                    appCustomizer.afterChannelInitialized(channel);
-                    channelLoop = channel.eventLoop();
-                }
-            })
-            .build();
-        if (applicationClient instanceof RedisClusterClient cluster) {
-            RedisClusterClient own = RedisClusterClient.create(resources, uris);
-            ClientOptions base = cluster.getOptions();
-            ClusterClientOptions.Builder options = base instanceof ClusterClientOptions cco
-                ? cco.mutate() : ClusterClientOptions.builder(base);
-            own.setOptions(options.timeoutOptions(TimeoutOptions.create())
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
-            return own;
         }
-        RedisClient own = RedisClient.create(resources, uris.get(0));
-        own.setOptions(((RedisClient) applicationClient).getOptions().mutate()
-            .timeoutOptions(TimeoutOptions.create())
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
-        return own;
+        return shared;
     }
 
-    /** Closes the connection and the store's own client; the application's client and resources stay. */
+    /** @return the connections open now, the shared one first if open (for tests and tools) */
+    List<StatefulConnection<byte[], byte[]>> connections() {
+        List<StatefulConnection<byte[], byte[]>> all = new ArrayList<>();
+        for (Link link : allLinks()) {
+            StatefulConnection<byte[], byte[]> c = link.connection();
+            if (c != null) {
+                all.add(c);
+            }
+        }
+        return all;
+    }
+
+    private List<Link> allLinks() {
+        List<Link> all = new ArrayList<>();
+        all.add(shared);
+        all.addAll(loopLinks.values());
+        return all;
+    }
+
+    /** Starts the deadline tick with the first connection; {@code false} when the connector is closed. */
+    private boolean opening(ClientResources resources) {
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            if (ticker == null) {
+                ticker = resources.eventExecutorGroup().next()
+                    .scheduleWithFixedDelay(deadlines::expire, tickNanos, tickNanos, TimeUnit.NANOSECONDS);
+            }
+            return true;
+        }
+    }
+
+    /** Closes every connection and the store's own clients; the application's client, resources and loops stay. */
     @Override
     public void close() {
-        AbstractRedisClient c;
-        ClientResources r;
-        StatefulConnection<byte[], byte[]> conn;
         synchronized (lock) {
             closed = true;
-            commands = null;
-            conn = connection;
-            connection = null;
-            c = client;
-            client = null;
-            r = resources;
-            resources = null;
             if (ticker != null) {
                 ticker.cancel(false);
             }
         }
-        if (conn != null) {
-            conn.close();
+        // the event loops' connections first: closing the shared one may release the last reference to
+        // the application client's event loops, on which those of its own loops would then never close
+        for (Link link : loopLinks.values()) {
+            link.close();
         }
-        if (c != null) {
-            c.shutdown(0, 2, TimeUnit.SECONDS);
+        shared.close();
+    }
+
+    /** One connection: the shared one ({@code loop == null}) or an event loop's own. */
+    final class Link {
+
+        private final EventLoop loop;
+        private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
+        private volatile EventExecutor channelLoop;
+        private AbstractRedisClient client; // guarded by this
+        private ClientResources resources; // guarded by this
+        private StatefulConnection<byte[], byte[]> connection; // guarded by this
+        private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connecting; // guarded by this
+        private boolean linkClosed; // guarded by this
+
+        private Link(EventLoop loop) {
+            this.loop = loop;
+            this.channelLoop = loop;
         }
-        if (r != null) {
-            r.shutdown(0, 2, TimeUnit.SECONDS); // only what is its own; the shared event loops stay
+
+        /** @return the commands of the open connection; completes when it is up, or fails when connecting failed */
+        CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands() {
+            RedisClusterAsyncCommands<byte[], byte[]> c = commands;
+            if (c != null) {
+                return CompletableFuture.completedFuture(c);
+            }
+            synchronized (this) {
+                if (linkClosed) {
+                    return CompletableFuture.failedFuture(new IllegalStateException("the Redis idempotency store is closed"));
+                }
+                if (commands != null) {
+                    return CompletableFuture.completedFuture(commands);
+                }
+                if (connecting == null) {
+                    connecting = connect();
+                }
+                return connecting;
+            }
+        }
+
+        /**
+         * Runs {@code command} on the event loop of the connection's channel: at once when the
+         * caller is on it, else handed over (lock-free). Before the first channel exists, at once.
+         */
+        void dispatch(Runnable command) {
+            EventExecutor l = channelLoop;
+            if (l == null || l.inEventLoop()) {
+                command.run();
+            } else {
+                l.execute(command);
+            }
+        }
+
+        synchronized StatefulConnection<byte[], byte[]> connection() {
+            return connection;
+        }
+
+        // guarded by this
+        @SuppressWarnings("unchecked")
+        private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connect() {
+            if (client == null) {
+                client = ownClient();
+                if (!opening(resources)) {
+                    return CompletableFuture.failedFuture(new IllegalStateException("the Redis idempotency store is closed"));
+                }
+            }
+            CompletableFuture<? extends StatefulConnection<byte[], byte[]>> attempt;
+            try {
+                // a cluster client learns the topology first (asynchronously, from the seed nodes)
+                attempt = client instanceof RedisClusterClient cluster
+                    ? cluster.refreshPartitionsAsync().toCompletableFuture()
+                        .thenCompose(v -> cluster.connectAsync(ByteArrayCodec.INSTANCE))
+                    : ((RedisClient) client).connectAsync(ByteArrayCodec.INSTANCE, uris.get(0)).toCompletableFuture();
+            } catch (RuntimeException e) {
+                attempt = CompletableFuture.failedFuture(e);
+            }
+            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> result = new CompletableFuture<>();
+            attempt.whenComplete((conn, failure) -> {
+                boolean close = false;
+                RedisClusterAsyncCommands<byte[], byte[]> opened = null;
+                synchronized (this) {
+                    connecting = null;
+                    if (failure == null) {
+                        if (linkClosed) {
+                            close = true;
+                        } else {
+                            connection = conn;
+                            opened = conn instanceof StatefulRedisClusterConnection<?, ?> cc
+                                ? ((StatefulRedisClusterConnection<byte[], byte[]>) cc).async()
+                                : ((StatefulRedisConnection<byte[], byte[]>) conn).async();
+                            commands = opened;
+                        }
+                    }
+                }
+                if (failure != null) {
+                    result.completeExceptionally(failure);
+                } else if (close) {
+                    conn.closeAsync();
+                    result.completeExceptionally(new IllegalStateException("the Redis idempotency store is closed"));
+                } else {
+                    result.complete(opened);
+                }
+            });
+            return result;
+        }
+
+        /** A client like the application's, on resources sharing the application's, with the options this store needs. */
+        private AbstractRedisClient ownClient() {
+            ClientResources app = applicationClient.getResources();
+            NettyCustomizer appCustomizer = app.nettyCustomizer();
+            resources = ClientResources.builder()
+                .eventLoopGroupProvider(loop == null ? app.eventLoopGroupProvider() : new SingleLoop(loop))
+                .eventExecutorGroup(app.eventExecutorGroup())
+                .timer(app.timer())
+                .eventBus(app.eventBus())
+                .tracing(app.tracing())
+                .reconnectDelay(app.reconnectDelay())
+                .socketAddressResolver(app.socketAddressResolver())
+                .addressResolverGroup(app.addressResolverGroup())
+                .commandLatencyRecorder(app.commandLatencyRecorder())
+                .nettyCustomizer(new NettyCustomizer() {
+                    @Override
+                    public void afterBootstrapInitialized(Bootstrap bootstrap) {
+                        appCustomizer.afterBootstrapInitialized(bootstrap);
+                    }
+
+                    @Override
+                    public void afterChannelInitialized(Channel channel) {
+                        appCustomizer.afterChannelInitialized(channel);
+                        // commands written in one turn of the loop (many requests' acquires, say)
+                        // leave in one write: the flush is deferred to the end of a read on this
+                        // channel, or to a task at the end of the loop's turn
+                        channel.pipeline().addFirst(new FlushConsolidationHandler(
+                            FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, true));
+                        channelLoop = channel.eventLoop();
+                    }
+                })
+                .build();
+            if (applicationClient instanceof RedisClusterClient cluster) {
+                RedisClusterClient own = RedisClusterClient.create(resources, uris);
+                ClientOptions base = cluster.getOptions();
+                ClusterClientOptions.Builder options = base instanceof ClusterClientOptions cco
+                    ? cco.mutate() : ClusterClientOptions.builder(base);
+                own.setOptions(options.timeoutOptions(TimeoutOptions.create())
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+                return own;
+            }
+            RedisClient own = RedisClient.create(resources, uris.get(0));
+            own.setOptions(((RedisClient) applicationClient).getOptions().mutate()
+                .timeoutOptions(TimeoutOptions.create())
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            return own;
+        }
+
+        void close() {
+            AbstractRedisClient c;
+            ClientResources r;
+            StatefulConnection<byte[], byte[]> conn;
+            synchronized (this) {
+                linkClosed = true;
+                commands = null;
+                conn = connection;
+                connection = null;
+                c = client;
+                client = null;
+                r = resources;
+                resources = null;
+            }
+            // a loop that already stopped (the server shut down first) took its channel with it, and
+            // nothing waits on it any more: close without waiting then, never hang the shutdown
+            boolean loopGone = loop != null && loop.isShuttingDown();
+            if (conn != null) {
+                await(conn.closeAsync(), loopGone);
+            }
+            if (c != null) {
+                await(c.shutdownAsync(0, CLOSE_WAIT_SECONDS, TimeUnit.SECONDS), loopGone);
+            }
+            if (r != null) {
+                // only what is its own; shared event loops stay
+                Future<Boolean> f = r.shutdown(0, CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);
+                if (!loopGone) {
+                    f.awaitUninterruptibly(CLOSE_WAIT_SECONDS + 1, TimeUnit.SECONDS);
+                }
+            }
+        }
+
+        private static void await(CompletableFuture<?> closing, boolean loopGone) {
+            if (loopGone) {
+                return;
+            }
+            try {
+                closing.get(CLOSE_WAIT_SECONDS + 1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                // closing on the way out: a failure or a slow close leaves nothing to clean up here
+            }
+        }
+    }
+
+    /** Lends Lettuce one event loop, which it never shuts down: the loop belongs to the server. */
+    private static final class SingleLoop implements EventLoopGroupProvider {
+        private final EventLoop loop;
+
+        SingleLoop(EventLoop loop) {
+            this.loop = loop;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T extends EventLoopGroup> T allocate(Class<T> type) {
+            return (T) loop; // an event loop is a group of one; Lettuce uses it as an EventLoopGroup
+        }
+
+        @Override
+        public int threadPoolSize() {
+            return 1;
+        }
+
+        @Override
+        public Future<Boolean> release(EventExecutorGroup eventLoopGroup, long quietPeriod, long timeout, TimeUnit unit) {
+            return loop.newSucceededFuture(Boolean.TRUE);
+        }
+
+        @Override
+        public Future<Boolean> shutdown(long quietPeriod, long timeout, TimeUnit timeUnit) {
+            return loop.newSucceededFuture(Boolean.TRUE);
+        }
+    }
+
+    /** The I/O handler an event loop must run for Lettuce's socket channels, or {@code null} if unknown. */
+    private static final class LoopTransport {
+        static final Class<? extends IoHandler> SOCKET_HANDLER = socketHandler();
+
+        @SuppressWarnings("unchecked")
+        private static Class<? extends IoHandler> socketHandler() {
+            try {
+                String channel = Transports.socketChannelClass().getName();
+                String handler = switch (channel) {
+                    case "io.netty.channel.socket.nio.NioSocketChannel" -> "io.netty.channel.nio.NioIoHandler";
+                    case "io.netty.channel.epoll.EpollSocketChannel" -> "io.netty.channel.epoll.EpollIoHandler";
+                    case "io.netty.channel.kqueue.KQueueSocketChannel" -> "io.netty.channel.kqueue.KQueueIoHandler";
+                    case "io.netty.channel.uring.IoUringSocketChannel" -> "io.netty.channel.uring.IoUringIoHandler";
+                    default -> null;
+                };
+                return handler == null ? null
+                    : (Class<? extends IoHandler>) Class.forName(handler, false, RedisConnector.class.getClassLoader());
+            } catch (ClassNotFoundException | LinkageError e) {
+                return null; // a Netty without I/O handlers (before 4.2): the shared connection only
+            }
         }
     }
 }

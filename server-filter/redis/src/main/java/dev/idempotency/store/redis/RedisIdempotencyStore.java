@@ -10,182 +10,198 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * An {@link IdempotencyStore} on Redis, standalone or Redis Cluster, through Lettuce. Every
- * operation is one Lua script call ({@code EVALSHA}, or {@code EVAL} once after the server
- * answers {@code NOSCRIPT}), so acquire and complete are each one round trip and atomic.
+ * An {@link IdempotencyStore} on Redis, standalone or Redis Cluster, through Lettuce. A record is
+ * one Redis string, so every operation touches one key and is atomic on its own:
+ * <ul>
+ *   <li>acquire is one {@code SET key record NX GET PX ttl}: it creates the in-progress record
+ *       when there is none (a new key) and otherwise hands back the record found, unchanged, which
+ *       answers a replay, a mismatch or a duplicate in flight without a script and without a
+ *       write. Only when the record found is over (its lease or retention ended, or it was
+ *       released) does a second call, a Lua script, take it over. On Redis before 7.0, where
+ *       {@code SET} cannot combine {@code NX} and {@code GET}, a small script does the same;</li>
+ *   <li>complete, renew and release are one Lua script call each ({@code EVALSHA}, or
+ *       {@code EVAL} once after the server answers {@code NOSCRIPT}), which checks the state and
+ *       the fencing token before it writes.</li>
+ * </ul>
  *
  * <h2>Keys</h2>
- * For a store key {@code K} and the configured prefix {@code P} (default {@code idempotency:}):
- * <ul>
- *   <li>{@code P{K}} - the record, a Redis hash (below);</li>
- *   <li>{@code P{K}:token} - the fencing-token counter of {@code K}, a Redis string holding an
- *       integer.</li>
- * </ul>
- * {@code {K}} is a Redis Cluster hash tag: both keys of one record hash to the same slot, as a
- * script's keys must. The prefix may not contain braces. Keys are sent as UTF-8 bytes; store
- * keys are the filter's fixed-length hex hashes, never the client's raw key.
+ * For a store key {@code K} and the configured prefix {@code P} (default {@code idempotency:}),
+ * the record is the string {@code P{K}}. {@code {K}} is a Redis Cluster hash tag. The prefix may
+ * not contain braces. Keys are sent as UTF-8 bytes; store keys are the filter's fixed-length hex
+ * hashes, never the client's raw key.
  *
- * <h2>The record ({@code P{K}}, a hash; every field is binary-safe)</h2>
- * <ul>
- *   <li>{@code state} - {@code P} (in progress) or {@code C} (completed);</li>
- *   <li>{@code fp} - the request fingerprint, its 32 raw bytes;</li>
- *   <li>{@code token} - the fencing token of the holder, decimal;</li>
- *   <li>{@code deadline} - epoch milliseconds, by the injected {@link Clock}: the lease end while
- *       in progress, the retention end once completed;</li>
- *   <li>completed records only: {@code status} (decimal, e.g. {@code 201}), {@code omitted}
- *       ({@code 1} when the body was too large or streamed and not kept, else {@code 0}),
- *       {@code body} (the body bytes exactly as sent, possibly empty) and {@code headers}
- *       (version byte {@code 1}, a big-endian int header count, then per header its name, a
- *       big-endian int value count and its values, each string a big-endian int byte length
- *       followed by its UTF-8 bytes; header order and value order are kept).</li>
- * </ul>
+ * <h2>The record (binary, big-endian)</h2>
+ * <pre>
+ * offset  size  field
+ *      0     1  format, {@value #FORMAT}
+ *      1     1  state: 'P' in progress, 'C' completed, 'R' released
+ *      2     8  fencing token
+ *     10     8  deadline, epoch ms by the injected Clock: the lease's end in progress, the
+ *               retention's end once completed
+ *     18     2  fingerprint length n
+ *     20     n  fingerprint
+ * completed records go on with:
+ *   20+n     2  status
+ *   22+n     1  omitted: 1 when the body was too large and not kept, else 0
+ *   23+n     4  length h of the headers
+ *   27+n     h  headers: version byte 1, an int header count, then per header its name, an int
+ *               value count and its values, each string an int byte length and its UTF-8 bytes
+ * 27+n+h  rest  body, exactly as sent
+ * </pre>
+ * A released record ('R') is a tombstone that keeps the last fencing token, so the next acquire
+ * of the key continues above it.
  *
  * <h2>Time, deadlines and TTLs</h2>
  * Every decision (is the lease live, is the retention over, how long does the lease still run)
- * compares the {@code deadline} field with "now" read from the injected {@link Clock} and passed
- * to the script, never with Redis' clock, so tests move time instead of sleeping and all
- * instances decide alike. Redis TTLs ({@code PEXPIRE}) only collect garbage, and are relative
- * durations set at each write, so a clock that is offset from real time (or runs faster, like a
- * test clock) never makes a record vanish before its deadline:
+ * compares the {@code deadline} with "now" read from the injected {@link Clock}, never with
+ * Redis' clock, so tests move time instead of sleeping and all instances decide alike. Redis
+ * TTLs only collect garbage, and are relative durations set at each write, so a clock that is
+ * offset from real time (or runs faster, like a test clock) never makes a record vanish before
+ * its deadline:
  * <ul>
  *   <li>in progress (acquire, renew): TTL = lease + {@code late-completion-window} (default
  *       24 h). The record must outlive its lease: a holder whose lease expired but was not taken
  *       over may still complete or release it (the SPI's late-completion rule), while an acquire
- *       already treats it as absent and takes it over. After the window Redis deletes it and a
+ *       already treats it as over and takes it over. After the window Redis deletes it and a
  *       very late completion returns {@code false};</li>
  *   <li>completed: TTL = retention + {@code expiry-grace} (default 1 min), so Redis removes it
- *       shortly after its retention (CONTRACT S16); until then an acquire past the deadline treats
- *       it as absent and overwrites it;</li>
- *   <li>released: the record is deleted at once;</li>
- *   <li>token counter: its TTL is raised to the record's whenever the record's is set, so it
- *       lives at least as long as any record it numbered.</li>
+ *       shortly after its retention (CONTRACT S16); until then an acquire past the deadline
+ *       treats it as over and overwrites it;</li>
+ *   <li>released: the tombstone lives for the {@code late-completion-window}.</li>
  * </ul>
  *
  * <h2>Fencing tokens</h2>
- * The counter {@code P{K}:token} survives releases (which delete the record), so every acquire
- * and takeover of {@code K} gets {@code INCR} of it: strictly increasing per key. When the
- * counter is absent (first use, or after it expired with all its records) it is first set to
- * "now" in epoch milliseconds ({@code SET NX}), so even a counter recreated after a long pause
- * continues above every token it handed out before (unless one key saw more than one acquire
- * per millisecond on average). Tokens therefore look like {@code 1767225600001}.
+ * A new record's token comes from the acquiring instance's clock: epoch milliseconds times 1024
+ * plus ten random bits. Taking over a record (or a tombstone) gives the larger of that and the
+ * record's token plus one, decided by the script. Tokens of one key therefore strictly increase
+ * while any record of it exists, and across its disappearance as long as the instances' clocks
+ * agree to within the time Redis kept the last record (a day by default).
  *
  * <h2>Connection, threads and failures</h2>
- * The store talks to Redis through Lettuce's asynchronous API on a connection of its own, with a
- * byte-array codec, opened on first use (not in the constructor) with {@code connectAsync}: no
- * call ever blocks a thread, and every stage completes on Lettuce's I/O thread. The connection
- * belongs to a Lettuce client the store makes on the application client's resources and
- * options (see {@link RedisConnector}); the application's client itself is never changed.
+ * The store talks to Redis through Lettuce's asynchronous API with a byte-array codec, on
+ * connections of its own opened on first use (not in the constructor) with
+ * {@code connectAsync}: no call ever blocks a thread. A call made on an event loop uses a
+ * connection of that loop, so it is written and answered on the calling thread (see
+ * {@link RedisConnector}); the application's client itself is never changed.
  * {@code command-timeout} bounds each call, the connect included, by one periodic check instead
  * of a timer per command ({@link CommandDeadlines}). Any Lettuce failure (connection refused or
  * lost, timeout, error reply) and any record that cannot be decoded fails the stage with an
- * {@link IdempotencyStoreException}. While the connection is down, calls fail at once; a failed
+ * {@link IdempotencyStoreException}. While a connection is down, calls fail at once; a failed
  * connect is tried again on the next call, and an established connection reconnects by itself
  * (Lettuce's reconnect backoff).
  *
- * <p>Thread-safe: Lettuce connections are, and every operation is a single atomic script.
+ * <p>Thread-safe: Lettuce connections are, and every operation is a single atomic command or
+ * script on one key.
  */
 public final class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
 
-    static final String STATE_IN_PROGRESS = "P";
-    static final String STATE_COMPLETED = "C";
+    /** The record format, its first byte. */
+    static final byte FORMAT = 2;
+    static final byte IN_PROGRESS = 'P';
+    static final byte COMPLETED = 'C';
+    static final byte RELEASED = 'R';
+    private static final int STATE = 1;
+    private static final int TOKEN = 2;
+    private static final int DEADLINE = 10;
+    private static final int FINGERPRINT_LENGTH = 18;
+    private static final int FINGERPRINT = 20;
 
     /*
-     * KEYS[1] record, KEYS[2] token counter.
-     * ARGV[1] fingerprint, ARGV[2] now (ms), ARGV[3] lease deadline (ms), ARGV[4] record TTL (ms).
-     * Returns {'A', token, takeover 0|1} | {'M'} | {'P', remaining ms} | {'R', status, omitted, headers, body}.
+     * The acquire of Redis before 7.0. KEYS[1] record. ARGV[1] the new in-progress record, ARGV[2] its TTL (ms).
+     * Returns nil when it created the record, else the record found (unchanged).
      */
-    static final RedisScript ACQUIRE = new RedisScript("acquire", """
-        local r = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline')
+    static final RedisScript CREATE = new RedisScript("acquire", """
+        local v = redis.call('GET', KEYS[1])
+        if v then
+          return v
+        end
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        return false
+        """, ScriptOutputType.VALUE);
+
+    /*
+     * KEYS[1] record. ARGV[1] the new in-progress record (with the caller's token), ARGV[2] now (ms), ARGV[3] TTL (ms).
+     * Returns {1, token, takeover 0|1} when it wrote the record, {0, record} when the record found is live.
+     */
+    static final RedisScript TAKE_OVER = new RedisScript("take over", """
+        local v = redis.call('GET', KEYS[1])
+        local token = struct.unpack('>i8', ARGV[1], 3)
         local takeover = 0
-        if r[1] then
-          local now = tonumber(ARGV[2])
-          local deadline = tonumber(r[3])
-          if now < deadline then
-            if r[2] ~= ARGV[1] then
-              return {'M'}
-            end
-            if r[1] == 'C' then
-              local c = redis.call('HMGET', KEYS[1], 'status', 'omitted', 'headers', 'body')
-              return {'R', c[1], c[2], c[3], c[4]}
-            end
-            return {'P', deadline - now}
+        if v then
+          local state = string.sub(v, 2, 2)
+          if state ~= 'R' and tonumber(ARGV[2]) < struct.unpack('>i8', v, 11) then
+            return {0, v}
           end
-          if r[1] == 'P' then
+          local previous = struct.unpack('>i8', v, 3)
+          if previous >= token then
+            token = previous + 1
+          end
+          if state == 'P' then
             takeover = 1
           end
         end
-        redis.call('SET', KEYS[2], ARGV[2], 'NX')
-        local token = redis.call('INCR', KEYS[2])
-        redis.call('DEL', KEYS[1])
-        redis.call('HSET', KEYS[1], 'state', 'P', 'fp', ARGV[1], 'token', token, 'deadline', ARGV[3])
-        redis.call('PEXPIRE', KEYS[1], ARGV[4])
-        if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[4]) then
-          redis.call('PEXPIRE', KEYS[2], ARGV[4])
-        end
-        return {'A', token, takeover}
+        redis.call('SET', KEYS[1], string.sub(ARGV[1], 1, 2) .. struct.pack('>i8', token) .. string.sub(ARGV[1], 11),
+          'PX', ARGV[3])
+        return {1, token, takeover}
         """, ScriptOutputType.MULTI);
 
     /*
-     * KEYS[1] record, KEYS[2] token counter.
-     * ARGV[1] token, ARGV[2] retention deadline (ms), ARGV[3] record TTL (ms),
-     * ARGV[4] status, ARGV[5] omitted 0|1, ARGV[6] encoded headers, ARGV[7] body.
+     * KEYS[1] record. ARGV[1] token (8 bytes), ARGV[2] retention deadline (8 bytes), ARGV[3] status, omitted, headers
+     * and body as laid out after the fingerprint, ARGV[4] TTL (ms). Returns 1 when stored, 0 when the token no longer
+     * matches an in-progress record.
      */
     static final RedisScript COMPLETE = new RedisScript("complete", """
-        local r = redis.call('HMGET', KEYS[1], 'state', 'token')
-        if r[1] ~= 'P' or tonumber(r[2]) ~= tonumber(ARGV[1]) then
+        local v = redis.call('GET', KEYS[1])
+        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
           return 0
         end
-        redis.call('HSET', KEYS[1], 'state', 'C', 'deadline', ARGV[2], 'status', ARGV[4],
-          'omitted', ARGV[5], 'headers', ARGV[6], 'body', ARGV[7])
-        redis.call('PEXPIRE', KEYS[1], ARGV[3])
-        if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then
-          redis.call('PEXPIRE', KEYS[2], ARGV[3])
-        end
+        local fingerprint = string.sub(v, 19, 20 + string.byte(v, 19) * 256 + string.byte(v, 20))
+        redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'C' .. ARGV[1] .. ARGV[2] .. fingerprint .. ARGV[3],
+          'PX', ARGV[4])
         return 1
         """, ScriptOutputType.INTEGER);
 
-    /* KEYS[1] record, KEYS[2] token counter. ARGV[1] token, ARGV[2] lease deadline (ms), ARGV[3] record TTL (ms). */
+    /* KEYS[1] record. ARGV[1] token (8 bytes), ARGV[2] lease deadline (8 bytes), ARGV[3] TTL (ms). */
     static final RedisScript RENEW = new RedisScript("renew", """
-        local r = redis.call('HMGET', KEYS[1], 'state', 'token')
-        if r[1] ~= 'P' or tonumber(r[2]) ~= tonumber(ARGV[1]) then
+        local v = redis.call('GET', KEYS[1])
+        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
           return 0
         end
-        redis.call('HSET', KEYS[1], 'deadline', ARGV[2])
+        redis.call('SETRANGE', KEYS[1], 10, ARGV[2])
         redis.call('PEXPIRE', KEYS[1], ARGV[3])
-        if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then
-          redis.call('PEXPIRE', KEYS[2], ARGV[3])
-        end
         return 1
         """, ScriptOutputType.INTEGER);
 
-    /* KEYS[1] record. ARGV[1] token. The counter is left alone: it outlives the record. */
+    /* KEYS[1] record. ARGV[1] token (8 bytes), ARGV[2] the tombstone's TTL (ms). */
     static final RedisScript RELEASE = new RedisScript("release", """
-        local r = redis.call('HMGET', KEYS[1], 'state', 'token')
-        if r[1] ~= 'P' or tonumber(r[2]) ~= tonumber(ARGV[1]) then
+        local v = redis.call('GET', KEYS[1])
+        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
           return 0
         end
-        redis.call('DEL', KEYS[1])
+        redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'R' .. string.sub(v, 3, 18), 'PX', ARGV[2])
         return 1
         """, ScriptOutputType.INTEGER);
 
-    private static final byte[] ZERO = {'0'};
-    private static final byte[] ONE = {'1'};
     private static final long MAX_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final Clock clock;
@@ -194,17 +210,19 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
     private final Duration expiryGrace;
     private final CommandDeadlines deadlines;
     private final RedisConnector connector;
+    /** Whether the server takes SET with NX and GET together (Redis 7.0+); learnt from the first refusal. */
+    private volatile boolean setNxGet = true;
 
     /**
-     * Creates the store; performs no I/O (the connection is opened on first use).
+     * Creates the store; performs no I/O (the connections are opened on first use).
      *
      * @param client        the application's {@link RedisClient} or {@link RedisClusterClient}, whose
-     *                      resources and options the store's own connection shares; not changed or
+     *                      resources and options the store's own connections share; not changed or
      *                      closed by the store
      * @param uris          the Redis server (one URI for a standalone client) or the cluster's seed
      *                      nodes
      * @param clock         the time source for leases and retention
-     * @param configuration key prefix, timeouts and TTL margins
+     * @param configuration key prefix, timeouts, TTL margins and connections
      */
     public RedisIdempotencyStore(AbstractRedisClient client, List<RedisURI> uris, Clock clock,
                                  RedisIdempotencyStoreConfiguration configuration) {
@@ -218,7 +236,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         this.deadlines = new CommandDeadlines(configuration.getCommandTimeout());
         long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
             Math.min(MAX_TICK_NANOS, configuration.getCommandTimeout().toNanos() / 10));
-        this.connector = new RedisConnector(client, uris, deadlines, tick);
+        this.connector = new RedisConnector(client, uris, deadlines, tick, configuration.isEventLoopConnections());
     }
 
     @Override
@@ -226,10 +244,89 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Checks.positive(lease, "lease");
+        if (fingerprint.length > 0xFFFF) {
+            throw new IllegalArgumentException("a fingerprint is at most 65535 bytes, was " + fingerprint.length);
+        }
         long now = clock.millis();
+        long token = (now << 10) | ThreadLocalRandom.current().nextInt(1024);
+        byte[] record = inProgressRecord(token, now + lease.toMillis(), fingerprint);
+        byte[] key = recordKey(storeKey);
         long ttl = lease.plus(lateCompletionWindow).toMillis();
-        return run(ACQUIRE, keys(storeKey), reply -> decodeAcquire(storeKey, reply), fingerprint, decimal(now),
-            decimal(now + lease.toMillis()), decimal(ttl));
+        // the connection of the calling thread; the take-over below follows on the same one, not on
+        // whichever thread the first reply completed
+        RedisConnector.Link link = connector.link();
+        return create(link, key, record, ttl).thenCompose(found -> {
+            if (found == null) {
+                return CompletableFuture.completedFuture(new AcquireResult.Acquired(token, false));
+            }
+            AcquireResult live;
+            try {
+                live = decide(storeKey, found, fingerprint, now);
+            } catch (IOException | RuntimeException e) {
+                return CompletableFuture.failedFuture(new IdempotencyStoreException(
+                    "Redis idempotency store: the reply of acquire could not be decoded: " + e.getMessage(), e));
+            }
+            if (live != null) {
+                return CompletableFuture.completedFuture(live);
+            }
+            // the record found is over (lease or retention ended, or released): take it over
+            return run(link, TAKE_OVER.name(), c -> TAKE_OVER.execute(c, new byte[][] {key}, record, decimal(now), decimal(ttl)),
+                reply -> takenOver(storeKey, reply, fingerprint, now));
+        });
+    }
+
+    /** {@code SET NX GET}, or the script that does the same on Redis before 7.0: null when created, else the record. */
+    private CompletableFuture<byte[]> create(RedisConnector.Link link, byte[] key, byte[] record, long ttl) {
+        if (setNxGet) {
+            SetArgs args = SetArgs.Builder.nx().px(ttl);
+            return run(link, "acquire", c -> c.setGet(key, record, args).toCompletableFuture().<Object>thenApply(v -> v),
+                reply -> (byte[]) reply, failure -> {
+                    // not only the first refusal: every call sent before the store learnt it is refused too
+                    if (failure instanceof RedisCommandExecutionException e
+                        && String.valueOf(e.getMessage()).contains("syntax error")) {
+                        setNxGet = false; // SET with NX and GET together came with Redis 7.0
+                        return create(link, key, record, ttl);
+                    }
+                    return null;
+                });
+        }
+        return run(link, CREATE.name(), c -> CREATE.execute(c, new byte[][] {key}, record, decimal(ttl)), reply -> (byte[]) reply);
+    }
+
+    /** @return what a live record answers (replay, mismatch, in progress), or {@code null} when it is over */
+    private AcquireResult decide(String storeKey, byte[] record, byte[] fingerprint, long now) throws IOException {
+        checkFormat(storeKey, record, TOKEN + 16);
+        byte state = record[STATE];
+        long deadline = readLong(record, DEADLINE);
+        if (state == RELEASED || now >= deadline) {
+            return null;
+        }
+        if (state != IN_PROGRESS && state != COMPLETED) {
+            throw new IOException("record " + recordKeyText(storeKey) + ": unknown state " + state);
+        }
+        checkFormat(storeKey, record, FINGERPRINT);
+        int n = readShort(record, FINGERPRINT_LENGTH);
+        checkFormat(storeKey, record, FINGERPRINT + n);
+        if (!Arrays.equals(record, FINGERPRINT, FINGERPRINT + n, fingerprint, 0, fingerprint.length)) {
+            return new AcquireResult.Mismatch();
+        }
+        if (state == IN_PROGRESS) {
+            return new AcquireResult.InProgress(Duration.ofMillis(deadline - now));
+        }
+        return new AcquireResult.Replay(decodeResponse(storeKey, record, FINGERPRINT + n));
+    }
+
+    @SuppressWarnings("unchecked")
+    private AcquireResult takenOver(String storeKey, Object value, byte[] fingerprint, long now) throws IOException {
+        List<Object> reply = (List<Object>) value;
+        if (Long.valueOf(1L).equals(reply.get(0))) {
+            return new AcquireResult.Acquired((Long) reply.get(1), Long.valueOf(1L).equals(reply.get(2)));
+        }
+        AcquireResult live = decide(storeKey, (byte[]) reply.get(1), fingerprint, now);
+        if (live == null) {
+            throw new IOException("record " + recordKeyText(storeKey) + ": the take-over found a live record that is over");
+        }
+        return live;
     }
 
     @Override
@@ -239,16 +336,18 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         Objects.requireNonNull(response, "response");
         Checks.positive(retention, "retention");
         long now = clock.millis();
-        long ttl = retention.plus(expiryGrace).toMillis();
-        return run(COMPLETE, keys(storeKey), RedisIdempotencyStore::isOne, decimal(fencingToken),
-            decimal(now + retention.toMillis()), decimal(ttl), decimal(response.status()),
-            response.bodyOmitted() ? ONE : ZERO, ResponseEncoding.encodeHeaders(response.headers()), response.body());
+        byte[] ttl = decimal(retention.plus(expiryGrace).toMillis());
+        byte[] rest = encodeResponse(response);
+        return run(connector.link(), COMPLETE.name(), c -> COMPLETE.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
+            longBytes(now + retention.toMillis()), rest, ttl), RedisIdempotencyStore::isOne);
     }
 
     @Override
     public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
         Objects.requireNonNull(storeKey, "storeKey");
-        return run(RELEASE, new byte[][] {recordKey(storeKey)}, RedisIdempotencyStore::isOne, decimal(fencingToken));
+        byte[] ttl = decimal(lateCompletionWindow.toMillis());
+        return run(connector.link(), RELEASE.name(), c -> RELEASE.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
+            ttl), RedisIdempotencyStore::isOne);
     }
 
     @Override
@@ -256,20 +355,20 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         Objects.requireNonNull(storeKey, "storeKey");
         Checks.positive(lease, "lease");
         long now = clock.millis();
-        long ttl = lease.plus(lateCompletionWindow).toMillis();
-        return run(RENEW, keys(storeKey), RedisIdempotencyStore::isOne, decimal(fencingToken),
-            decimal(now + lease.toMillis()), decimal(ttl));
+        byte[] ttl = decimal(lease.plus(lateCompletionWindow).toMillis());
+        return run(connector.link(), RENEW.name(), c -> RENEW.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
+            longBytes(now + lease.toMillis()), ttl), RedisIdempotencyStore::isOne);
     }
 
-    /** Closes the store's own connection and client (not the application's client). */
+    /** Closes the store's own connections and clients (not the application's client). */
     @Override
     public void close() {
         connector.close();
     }
 
-    /** @return the store's open connection, if any (for tests) */
-    StatefulConnection<byte[], byte[]> connection() {
-        return connector.connection();
+    /** @return the store's open connections: the shared one first, if open, then the event loops' (for tests) */
+    List<StatefulConnection<byte[], byte[]>> connections() {
+        return connector.connections();
     }
 
     /** @return how many calls the timeout check tracks (for tests) */
@@ -282,62 +381,81 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         return keyPrefix + "{" + storeKey + "}";
     }
 
-    /** @return the Redis key of the fencing-token counter of {@code storeKey} */
-    String tokenKeyText(String storeKey) {
-        return recordKeyText(storeKey) + ":token";
-    }
-
     private byte[] recordKey(String storeKey) {
         return recordKeyText(storeKey).getBytes(StandardCharsets.UTF_8);
     }
 
-    private byte[][] keys(String storeKey) {
-        return new byte[][] {recordKey(storeKey), tokenKeyText(storeKey).getBytes(StandardCharsets.UTF_8)};
+    /** One Redis call of the store, given the connection's commands. */
+    @FunctionalInterface
+    private interface Command {
+        CompletableFuture<Object> send(RedisClusterAsyncCommands<byte[], byte[]> commands);
     }
 
-    /** A decoder of a script's reply; may throw {@link IOException} for a record it cannot read. */
+    /** A decoder of a reply; may throw {@link IOException} for a record it cannot read. */
     @FunctionalInterface
     private interface Decoder<T> {
         T decode(Object reply) throws IOException;
     }
 
+    /** What to do instead when a command fails: another stage, or {@code null} to fail the call. */
+    @FunctionalInterface
+    private interface Recovery<T> {
+        CompletableFuture<T> recover(Throwable failure);
+    }
+
+    private <T> CompletableFuture<T> run(RedisConnector.Link link, String name, Command command, Decoder<T> decoder) {
+        return run(link, name, command, decoder, failure -> null);
+    }
+
     /**
-     * Runs {@code script} and decodes its reply; the stage fails with an
-     * {@link IdempotencyStoreException} on any failure, and when no answer came within the
-     * command timeout.
+     * Sends {@code command} on {@code link}'s connection and decodes its reply; the stage
+     * fails with an {@link IdempotencyStoreException} on any failure, and when no answer came
+     * within the command timeout.
      */
-    private <T> CompletableFuture<T> run(RedisScript script, byte[][] keys, Decoder<T> decoder, byte[]... args) {
+    private <T> CompletableFuture<T> run(RedisConnector.Link link, String name, Command command, Decoder<T> decoder,
+                                         Recovery<T> recovery) {
         CompletableFuture<T> result = new CompletableFuture<>();
         deadlines.track(result);
-        CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> commands = connector.commands();
+        CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands = link.commands();
         if (commands.isDone() && !commands.isCompletedExceptionally()) {
-            RedisScriptingAsyncCommands<byte[], byte[]> c = commands.join();
-            connector.dispatch(() -> send(script, c, keys, args, decoder, result));
+            RedisClusterAsyncCommands<byte[], byte[]> c = commands.join();
+            link.dispatch(() -> send(name, c, command, decoder, recovery, result));
         } else {
             commands.whenComplete((c, failure) -> {
                 if (failure != null) {
                     result.completeExceptionally(new IdempotencyStoreException(
                         "Redis idempotency store: cannot connect: " + cause(failure), cause(failure)));
                 } else {
-                    connector.dispatch(() -> send(script, c, keys, args, decoder, result));
+                    link.dispatch(() -> send(name, c, command, decoder, recovery, result));
                 }
             });
         }
         return result;
     }
 
-    private <T> void send(RedisScript script, RedisScriptingAsyncCommands<byte[], byte[]> commands, byte[][] keys,
-                          byte[][] args, Decoder<T> decoder, CompletableFuture<T> result) {
+    private <T> void send(String name, RedisClusterAsyncCommands<byte[], byte[]> commands, Command command,
+                          Decoder<T> decoder, Recovery<T> recovery, CompletableFuture<T> result) {
         CompletableFuture<Object> reply;
         try {
-            reply = script.execute(commands, keys, args);
+            reply = command.send(commands);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
         reply.whenComplete((value, failure) -> {
             if (failure != null) {
                 Throwable cause = cause(failure);
-                result.completeExceptionally(new IdempotencyStoreException("Redis idempotency store: " + script.name()
+                CompletableFuture<T> instead = recovery.recover(cause);
+                if (instead != null) {
+                    instead.whenComplete((v, f) -> {
+                        if (f != null) {
+                            result.completeExceptionally(cause(f));
+                        } else {
+                            result.complete(v);
+                        }
+                    });
+                    return;
+                }
+                result.completeExceptionally(new IdempotencyStoreException("Redis idempotency store: " + name
                     + " failed: " + cause, cause));
                 return;
             }
@@ -345,25 +463,52 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
                 result.complete(decoder.decode(value));
             } catch (IOException | RuntimeException e) {
                 result.completeExceptionally(new IdempotencyStoreException("Redis idempotency store: the reply of "
-                    + script.name() + " could not be decoded: " + e.getMessage(), e));
+                    + name + " could not be decoded: " + e.getMessage(), e));
             }
         });
     }
 
-    @SuppressWarnings("unchecked")
-    private AcquireResult decodeAcquire(String storeKey, Object value) throws IOException {
-        List<Object> reply = (List<Object>) value;
-        String kind = text(reply.get(0));
-        try {
-            return switch (kind) {
-                case "A" -> new AcquireResult.Acquired((Long) reply.get(1), ((Long) reply.get(2)) == 1L);
-                case "M" -> new AcquireResult.Mismatch();
-                case "P" -> new AcquireResult.InProgress(Duration.ofMillis((Long) reply.get(1)));
-                case "R" -> new AcquireResult.Replay(decodeResponse(reply));
-                default -> throw new IOException("unknown acquire reply " + kind);
-            };
-        } catch (IOException | RuntimeException e) {
-            throw new IOException("record " + keyPrefix + "{" + storeKey + "}: " + e.getMessage(), e);
+    static byte[] inProgressRecord(long token, long deadline, byte[] fingerprint) {
+        byte[] r = new byte[FINGERPRINT + fingerprint.length];
+        r[0] = FORMAT;
+        r[STATE] = IN_PROGRESS;
+        writeLong(r, TOKEN, token);
+        writeLong(r, DEADLINE, deadline);
+        r[FINGERPRINT_LENGTH] = (byte) (fingerprint.length >>> 8);
+        r[FINGERPRINT_LENGTH + 1] = (byte) fingerprint.length;
+        System.arraycopy(fingerprint, 0, r, FINGERPRINT, fingerprint.length);
+        return r;
+    }
+
+    /** Status, omitted flag, headers and body, as a completed record holds them after the fingerprint. */
+    static byte[] encodeResponse(StoredResponse response) {
+        byte[] headers = ResponseEncoding.encodeHeaders(response.headers());
+        byte[] r = new byte[7 + headers.length + response.bodyLength()];
+        r[0] = (byte) (response.status() >>> 8);
+        r[1] = (byte) response.status();
+        r[2] = (byte) (response.bodyOmitted() ? 1 : 0);
+        writeInt(r, 3, headers.length);
+        System.arraycopy(headers, 0, r, 7, headers.length);
+        response.copyBodyTo(r, 7 + headers.length);
+        return r;
+    }
+
+    private StoredResponse decodeResponse(String storeKey, byte[] record, int at) throws IOException {
+        checkFormat(storeKey, record, at + 7);
+        int status = readShort(record, at);
+        boolean omitted = record[at + 2] == 1;
+        int h = readInt(record, at + 3);
+        if (h < 0 || at + 7 + h > record.length) {
+            throw new IOException("record " + recordKeyText(storeKey) + ": bad header length " + h);
+        }
+        Map<String, List<String>> headers = ResponseEncoding.decodeHeaders(Arrays.copyOfRange(record, at + 7, at + 7 + h));
+        return new StoredResponse(status, headers, Arrays.copyOfRange(record, at + 7 + h, record.length), omitted);
+    }
+
+    private void checkFormat(String storeKey, byte[] record, int minLength) throws IOException {
+        if (record.length < Math.max(minLength, 2) || record[0] != FORMAT) {
+            throw new IOException("record " + recordKeyText(storeKey) + " is not a format-" + FORMAT + " record of at least "
+                + minLength + " bytes (" + record.length + " bytes, first byte " + (record.length > 0 ? record[0] : -1) + ")");
         }
     }
 
@@ -375,23 +520,43 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     }
 
-    private static StoredResponse decodeResponse(List<Object> reply) throws IOException {
-        if (reply.size() != 5 || reply.get(1) == null || reply.get(2) == null || reply.get(3) == null
-            || reply.get(4) == null) {
-            throw new IOException("incomplete completed record");
-        }
-        int status = Integer.parseInt(text(reply.get(1)));
-        boolean omitted = "1".equals(text(reply.get(2)));
-        Map<String, List<String>> headers = ResponseEncoding.decodeHeaders((byte[]) reply.get(3));
-        return new StoredResponse(status, headers, (byte[]) reply.get(4), omitted);
-    }
-
-    private static String text(Object bulk) {
-        return new String((byte[]) bulk, StandardCharsets.US_ASCII);
-    }
-
     private static byte[] decimal(long value) {
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 
+    private static byte[] longBytes(long value) {
+        byte[] b = new byte[8];
+        writeLong(b, 0, value);
+        return b;
+    }
+
+    private static void writeLong(byte[] b, int at, long v) {
+        for (int i = 7; i >= 0; i--) {
+            b[at + i] = (byte) v;
+            v >>>= 8;
+        }
+    }
+
+    private static void writeInt(byte[] b, int at, int v) {
+        b[at] = (byte) (v >>> 24);
+        b[at + 1] = (byte) (v >>> 16);
+        b[at + 2] = (byte) (v >>> 8);
+        b[at + 3] = (byte) v;
+    }
+
+    static long readLong(byte[] b, int at) {
+        long v = 0;
+        for (int i = 0; i < 8; i++) {
+            v = (v << 8) | (b[at + i] & 0xFF);
+        }
+        return v;
+    }
+
+    private static int readInt(byte[] b, int at) {
+        return ((b[at] & 0xFF) << 24) | ((b[at + 1] & 0xFF) << 16) | ((b[at + 2] & 0xFF) << 8) | (b[at + 3] & 0xFF);
+    }
+
+    private static int readShort(byte[] b, int at) {
+        return ((b[at] & 0xFF) << 8) | (b[at + 1] & 0xFF);
+    }
 }

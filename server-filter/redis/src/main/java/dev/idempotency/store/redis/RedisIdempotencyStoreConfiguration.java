@@ -32,4 +32,12 @@ public interface RedisIdempotencyStoreConfiguration {
 
     /** @return how long a completed record stays in Redis after its retention ended */
     Duration getExpiryGrace();
+
+    /**
+     * @return whether a call made on an event loop goes out on a connection of that loop (one per
+     *     event loop that calls the store), instead of the one shared connection
+     */
+    default boolean isEventLoopConnections() {
+        return true;
+    }
 }

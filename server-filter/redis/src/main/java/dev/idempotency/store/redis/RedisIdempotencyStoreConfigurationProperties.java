@@ -22,6 +22,7 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
     public static final Duration DEFAULT_LATE_COMPLETION_WINDOW = Duration.ofHours(24);
     public static final Duration DEFAULT_EXPIRY_GRACE = Duration.ofMinutes(1);
+    public static final boolean DEFAULT_EVENT_LOOP_CONNECTIONS = true;
 
     private boolean enabled = DEFAULT_ENABLED;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
@@ -29,6 +30,7 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     private String server;
     private Duration lateCompletionWindow = DEFAULT_LATE_COMPLETION_WINDOW;
     private Duration expiryGrace = DEFAULT_EXPIRY_GRACE;
+    private boolean eventLoopConnections = DEFAULT_EVENT_LOOP_CONNECTIONS;
 
     @Override
     public boolean isEnabled() {
@@ -131,5 +133,25 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      */
     public void setExpiryGrace(Duration expiryGrace) {
         this.expiryGrace = Checks.notNegative(expiryGrace, PREFIX + ".expiry-grace");
+    }
+
+    @Override
+    public boolean isEventLoopConnections() {
+        return eventLoopConnections;
+    }
+
+    /**
+     * Whether a store call made on an event loop (the HTTP server's, where the filter runs) goes
+     * out on a Redis connection of that loop: written by the calling thread, answered on it, with
+     * no hand-over between threads. The store then opens one connection per event loop that calls
+     * it (at most the server's event-loop count) plus one shared by calls from other threads.
+     * Standalone Redis over TCP only; a Redis Cluster always uses one connection. Set {@code false}
+     * for a single connection, e.g. where Redis limits connections per client. Default
+     * {@value #DEFAULT_EVENT_LOOP_CONNECTIONS}.
+     *
+     * @param eventLoopConnections whether each event loop gets its own connection
+     */
+    public void setEventLoopConnections(boolean eventLoopConnections) {
+        this.eventLoopConnections = eventLoopConnections;
     }
 }

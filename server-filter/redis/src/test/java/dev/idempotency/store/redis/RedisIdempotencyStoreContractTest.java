@@ -16,13 +16,18 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import io.lettuce.core.codec.ByteArrayCodec;
+
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The whole store contract suite (S17) against standalone Redis (the shared test Redis, see
@@ -67,54 +72,85 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
         return ((AcquireResult.Acquired) acquire(key, fingerprint("a"), LEASE)).fencingToken();
     }
 
-    @Test
-    @DisplayName("S17: record layout is the documented hash; both keys share one hash tag")
-    void layoutAsDocumented() {
-        String key = newKey();
-        long token = acquire(key);
-        try (StatefulRedisConnection<String, String> c = client.connect()) {
-            String recordKey = prefix + "{" + key + "}";
-            assertThat(redisStore.recordKeyText(key)).isEqualTo(recordKey);
-            assertThat(redisStore.tokenKeyText(key)).isEqualTo(recordKey + ":token");
-            Map<String, String> inProgress = c.sync().hgetall(recordKey);
-            assertThat(inProgress).containsOnlyKeys("state", "fp", "token", "deadline")
-                .containsEntry("state", "P")
-                .containsEntry("token", Long.toString(token))
-                .containsEntry("deadline", Long.toString(clock.millis() + LEASE.toMillis()));
-            assertThat(c.sync().get(recordKey + ":token")).isEqualTo(Long.toString(token));
-
-            Map<String, List<String>> headers = new LinkedHashMap<>();
-            headers.put("Content-Type", List.of("text/plain"));
-            complete(key, token, new dev.idempotency.server.store.StoredResponse(201, headers,
-                "hé".getBytes(StandardCharsets.UTF_8), false), RETENTION);
-            Map<String, String> completed = c.sync().hgetall(recordKey);
-            assertThat(completed).containsOnlyKeys("state", "fp", "token", "deadline", "status", "omitted", "headers", "body")
-                .containsEntry("state", "C")
-                .containsEntry("status", "201")
-                .containsEntry("omitted", "0")
-                .containsEntry("body", "hé")
-                .containsEntry("deadline", Long.toString(clock.millis() + RETENTION.toMillis()));
+    /** The record's bytes as Redis holds them. */
+    private byte[] raw(String key) {
+        try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
+            return c.sync().get(redisStore.recordKeyText(key).getBytes(StandardCharsets.UTF_8));
         }
     }
 
+    private static long longAt(byte[] b, int at) {
+        return ByteBuffer.wrap(b, at, 8).getLong();
+    }
+
     @Test
-    @DisplayName("S12/S16: TTLs: in progress = lease + late-completion window; completed = retention + grace")
+    @DisplayName("S17: the record is the documented binary string, under one hash-tagged key")
+    void layoutAsDocumented() {
+        String key = newKey();
+        byte[] fp = fingerprint("a");
+        long token = acquire(key);
+        assertThat(redisStore.recordKeyText(key)).isEqualTo(prefix + "{" + key + "}");
+        byte[] inProgress = raw(key);
+        assertThat(inProgress[0]).isEqualTo((byte) 2);
+        assertThat((char) inProgress[1]).isEqualTo('P');
+        assertThat(longAt(inProgress, 2)).isEqualTo(token);
+        assertThat(longAt(inProgress, 10)).isEqualTo(clock.millis() + LEASE.toMillis());
+        assertThat(ByteBuffer.wrap(inProgress, 18, 2).getShort()).isEqualTo((short) fp.length);
+        assertThat(Arrays.copyOfRange(inProgress, 20, inProgress.length)).isEqualTo(fp);
+
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        headers.put("Content-Type", List.of("text/plain"));
+        byte[] body = "hé".getBytes(StandardCharsets.UTF_8);
+        complete(key, token, new dev.idempotency.server.store.StoredResponse(201, headers, body, false), RETENTION);
+        byte[] completed = raw(key);
+        int at = 20 + fp.length;
+        assertThat((char) completed[1]).isEqualTo('C');
+        assertThat(longAt(completed, 2)).isEqualTo(token);
+        assertThat(longAt(completed, 10)).isEqualTo(clock.millis() + RETENTION.toMillis());
+        assertThat(Arrays.copyOfRange(completed, 20, at)).isEqualTo(fp);
+        assertThat(ByteBuffer.wrap(completed, at, 2).getShort()).isEqualTo((short) 201);
+        assertThat(completed[at + 2]).isZero();
+        int h = ByteBuffer.wrap(completed, at + 3, 4).getInt();
+        assertThat(completed[at + 7]).as("header encoding version").isEqualTo((byte) 1);
+        assertThat(Arrays.copyOfRange(completed, at + 7 + h, completed.length)).isEqualTo(body);
+    }
+
+    @Test
+    @DisplayName("S12/S16: TTLs: in progress = lease + late-completion window; completed = retention + grace;"
+        + " a release leaves a tombstone for the late-completion window")
     void ttls() {
         String key = newKey();
         long token = acquire(key);
         try (StatefulRedisConnection<String, String> c = client.connect()) {
             String recordKey = prefix + "{" + key + "}";
-            long inProgressTtl = LEASE.plus(RedisIdempotencyStoreConfigurationProperties.DEFAULT_LATE_COMPLETION_WINDOW).toMillis();
+            long window = RedisIdempotencyStoreConfigurationProperties.DEFAULT_LATE_COMPLETION_WINDOW.toMillis();
+            long inProgressTtl = LEASE.toMillis() + window;
             assertThat(c.sync().pttl(recordKey)).isBetween(inProgressTtl - 5_000, inProgressTtl);
-            assertThat(c.sync().pttl(recordKey + ":token")).isBetween(inProgressTtl - 5_000, inProgressTtl);
 
             Duration retention = Duration.ofMinutes(10);
             complete(key, token, response(200, "ok"), retention);
             long completedTtl = retention.plus(RedisIdempotencyStoreConfigurationProperties.DEFAULT_EXPIRY_GRACE).toMillis();
             assertThat(c.sync().pttl(recordKey)).isBetween(completedTtl - 5_000, completedTtl);
-            // the counter never expires before a record it numbered
-            assertThat(c.sync().pttl(recordKey + ":token")).isGreaterThanOrEqualTo(c.sync().pttl(recordKey));
+
+            String released = newKey();
+            assertThat(release(released, acquire(released))).isTrue();
+            assertThat(c.sync().pttl(prefix + "{" + released + "}")).isBetween(window - 5_000, window);
         }
+    }
+
+    @Test
+    @DisplayName("S12: a replay, a mismatch and a 409 write nothing: the record and its TTL stay as they were")
+    void answersThatDoNotAcquireWriteNothing() {
+        String key = newKey();
+        long token = acquire(key);
+        byte[] before = raw(key);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(raw(key)).isEqualTo(before);
+        complete(key, token, response(200, "ok"), RETENTION);
+        byte[] completed = raw(key);
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isEqualTo(new AcquireResult.Replay(response(200, "ok")));
+        assertThat(raw(key)).isEqualTo(completed);
     }
 
     @Test
@@ -149,15 +185,44 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
     }
 
     @Test
-    @DisplayName("S12: fencing tokens keep increasing after the token counter is lost (seeded from the clock)")
-    void tokensIncreaseAfterCounterLoss() {
+    @DisplayName("S12: fencing tokens keep increasing: after a release (the tombstone keeps the token), when the"
+        + " record is gone (seeded from the clock), and when the next instance's clock is behind")
+    void tokensKeepIncreasing() {
         String key = newKey();
         long first = acquire(key);
         assertThat(release(key, first)).isTrue();
+        long second = acquire(key);
+        assertThat(second).isGreaterThan(first);
+        assertThat(release(key, second)).isTrue();
         try (StatefulRedisConnection<String, String> c = client.connect()) {
-            c.sync().del(prefix + "{" + key + "}:token");
+            c.sync().del(prefix + "{" + key + "}");
         }
         clock.advance(Duration.ofSeconds(1));
-        assertThat(acquire(key)).isGreaterThan(first);
+        long third = acquire(key);
+        assertThat(third).isGreaterThan(second);
+        assertThat(release(key, third)).isTrue();
+
+        // another instance whose clock is a minute behind: the tombstone's token still wins
+        MutableClock behind = new MutableClock(clock.instant().minus(Duration.ofMinutes(1)));
+        try (RedisIdempotencyStore other = new RedisIdempotencyStore(client, List.of(RedisURI.create(TestRedis.uri())),
+                behind, config(prefix))) {
+            AcquireResult r = join(other.acquire(key, fingerprint("a"), LEASE));
+            assertThat(((AcquireResult.Acquired) r).fencingToken()).isGreaterThan(third);
+            assertThat(((AcquireResult.Acquired) r).takeover()).isFalse();
+        }
+    }
+
+    @Test
+    @DisplayName("S17: a record that is not in the store's format fails the call with IdempotencyStoreException,"
+        + " and is left alone")
+    void foreignRecordFailsClearly() {
+        String key = newKey();
+        try (StatefulRedisConnection<String, String> c = client.connect()) {
+            c.sync().set(prefix + "{" + key + "}", "something else");
+            assertThatThrownBy(() -> acquire(key, fingerprint("a"), LEASE))
+                .isInstanceOf(dev.idempotency.server.store.IdempotencyStoreException.class)
+                .hasMessageContaining("not a format-2 record");
+            assertThat(c.sync().get(prefix + "{" + key + "}")).isEqualTo("something else");
+        }
     }
 }

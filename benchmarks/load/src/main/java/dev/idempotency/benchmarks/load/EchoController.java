@@ -1,0 +1,36 @@
+package dev.idempotency.benchmarks.load;
+
+import dev.idempotency.server.Idempotent;
+import io.micronaut.http.HttpResponse;
+import io.micronaut.http.annotation.Body;
+import io.micronaut.http.annotation.Controller;
+import io.micronaut.http.annotation.Post;
+import io.micronaut.scheduling.TaskExecutors;
+import io.micronaut.scheduling.annotation.ExecuteOn;
+import io.micronaut.serde.annotation.Serdeable;
+
+/**
+ * The load benchmark's service: one trivial JSON echo, on the blocking executor as a JDBC-backed
+ * handler would be, twice: without the filter ({@code /echo}) and under it ({@code /idem/echo}).
+ * The two run the same code in the same process, so their ratio is the filter's cost.
+ */
+@Controller
+@ExecuteOn(TaskExecutors.BLOCKING)
+class EchoController {
+
+    /** A small order, about 75 bytes of JSON. */
+    @Serdeable
+    record Order(long amount, String currency, String customer, String description) {
+    }
+
+    @Post("/echo")
+    HttpResponse<Order> echo(@Body Order order) {
+        return HttpResponse.created(order);
+    }
+
+    @Post("/idem/echo")
+    @Idempotent
+    HttpResponse<Order> idempotentEcho(@Body Order order) {
+        return HttpResponse.created(order);
+    }
+}

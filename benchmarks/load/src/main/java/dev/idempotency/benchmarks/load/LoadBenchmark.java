@@ -1,0 +1,403 @@
+package dev.idempotency.benchmarks.load;
+
+import dev.idempotency.testsupport.TestPostgres;
+import dev.idempotency.testsupport.TestRedis;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The end-to-end load benchmark (issue 9): for each store it starts the echo service
+ * ({@link LoadApp}) in a JVM of its own, and drives, with wrk and in the same run, the route
+ * under the filter with a new key per request and with one key repeated (replays), each against
+ * its baseline, the same requests sent to the same route without the filter, at {@code -c32 -t2}
+ * and at one connection; it reads the service's CPU time per request from {@code /proc}, and
+ * measures the
+ * stores' own ceilings in the same run too (PostgreSQL: pgbench's single-row upsert commit rate
+ * at 16 clients; Redis: one connection's PING round trip). The measured runs repeat in rounds,
+ * each round running every configuration once, and each figure is the median over the rounds
+ * (the ratio is the median of each round's ratio to that round's baseline). It prints a table of
+ * req/s, p50, p99 and the ratio to the baseline, and writes it to
+ * {@code benchmarks/load/target/load-results.md}.
+ *
+ * <p>Arguments (all optional): {@code --stores=memory,redis,postgres}, {@code --seconds=10}
+ * (per measured run), {@code --rounds=3}, {@code --warmup=5} (seconds per configuration),
+ * {@code --connections=32}, {@code --threads=2}; {@code --prop.<name>=<value>} sets a property of the service (e.g.
+ * {@code --prop.idempotency.store.memory.max-entries=1000000}) and {@code --jvm=<flags>} adds
+ * JVM flags to it (space-separated, e.g. a JFR recording). Redis and PostgreSQL are the configured ones when they answer
+ * ({@code IDEMPOTENCY_TEST_REDIS_URI}, {@code IDEMPOTENCY_TEST_POSTGRES_URL}, defaults on
+ * 127.0.0.1), else ones started for the run. Needs {@code wrk} (and {@code pgbench} for the
+ * PostgreSQL ceiling) on the PATH; {@code benchmarks/load/run} installs wrk when it is missing.
+ */
+public final class LoadBenchmark {
+
+    private static final Pattern TPS = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)");
+    private static final Pattern JDBC = Pattern.compile("jdbc:postgresql://([^:/]+)(?::(\\d+))?/([^?]+).*");
+
+    private final Map<String, String> options;
+    private final int seconds;
+    private final int warmup;
+    private final int connections;
+    private final int threads;
+    private final int rounds;
+    private final Wrk wrk;
+    private final StringBuilder report = new StringBuilder();
+
+    private LoadBenchmark(Map<String, String> options, Path work) {
+        this.options = options;
+        this.seconds = Integer.parseInt(options.getOrDefault("seconds", "10"));
+        this.warmup = Integer.parseInt(options.getOrDefault("warmup", "5"));
+        this.connections = Integer.parseInt(options.getOrDefault("connections", "32"));
+        this.threads = Integer.parseInt(options.getOrDefault("threads", "2"));
+        this.rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
+        this.wrk = new Wrk(work);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = new LinkedHashMap<>();
+        for (String a : args) {
+            if (a.startsWith("--") && a.contains("=")) {
+                options.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
+            }
+        }
+        if (!Wrk.available()) {
+            System.err.println("wrk is not on the PATH. Install it (Debian/Ubuntu: apt-get install -y wrk) or run"
+                + " benchmarks/load/run, which does.");
+            System.exit(2);
+        }
+        Path out = Path.of(options.getOrDefault("out", "benchmarks/load/target/load-results.md"));
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Path work = Files.createTempDirectory("idempotency-load");
+        LoadBenchmark benchmark = new LoadBenchmark(options, work);
+        benchmark.run(List.of(options.getOrDefault("stores", "memory,redis,postgres").split(",")));
+        Files.writeString(out, benchmark.report.toString(), StandardCharsets.UTF_8);
+        System.out.println("\nwritten to " + out.toAbsolutePath());
+        System.exit(0);
+    }
+
+    private void run(List<String> stores) throws Exception {
+        line("# Load benchmark, " + LocalDate.now() + ", " + Runtime.getRuntime().availableProcessors()
+            + " CPUs, Java " + System.getProperty("java.version") + ", wrk -t" + threads + " -c" + connections
+            + " -d" + seconds + "s (and -t1 -c1 for latency), " + warmup + " s warm-up per configuration, median of "
+            + rounds + " interleaved rounds");
+        line("");
+        line("| store | configuration | req/s | p50 | p99 | service CPU per request | ratio to no filter | errors |");
+        line("|---|---|---:|---:|---:|---:|---:|---:|");
+        List<String> notes = new ArrayList<>();
+        for (String store : stores) {
+            notes.addAll(runStore(store.trim()));
+        }
+        line("");
+        notes.forEach(this::line);
+    }
+
+    /** @return the lines to print after the table */
+    private List<String> runStore(String store) throws Exception {
+        List<String> notes = new ArrayList<>();
+        Map<String, String> props = new LinkedHashMap<>();
+        String runId = UUID.randomUUID().toString().substring(0, 8);
+        double ceiling = Double.NaN;
+        double redisRoundTrip = Double.NaN;
+        String schema = null;
+        switch (store) {
+            case "memory" -> {
+            }
+            case "redis" -> {
+                props.put("redis.uri", TestRedis.uri());
+                props.put("idempotency.store.redis.enabled", "true");
+                props.put("idempotency.store.redis.key-prefix", "load-" + runId + ":");
+                props.put("idempotency.retention", "2m");
+                redisRoundTrip = redisRoundTripMicros(URI.create(TestRedis.uri()));
+            }
+            case "postgres" -> {
+                TestPostgres.Server pg = TestPostgres.server();
+                schema = TestPostgres.newSchema();
+                TestPostgres.properties(pg, schema).forEach((k, v) -> props.put(k, String.valueOf(v)));
+                props.remove("datasources.default.maximum-pool-size"); // HikariCP's default, as an application has
+                props.put("idempotency.retention", "2m");
+                ceiling = pgbenchUpsertCommits(pg, schema);
+            }
+            default -> throw new IllegalArgumentException("unknown store " + store + "; use memory, redis or postgres");
+        }
+        if (!store.equals("redis")) {
+            props.put("idempotency.store.redis.enabled", "false");
+        }
+        options.forEach((k, v) -> {
+            if (k.startsWith("prop.")) {
+                props.put(k.substring(5), v);
+            }
+        });
+        List<String> jvm = options.containsKey("jvm") ? List.of(options.get("jvm").trim().split("\\s+")) : List.of();
+        try (Service service = Service.start(props, jvm)) {
+            String base = "http://127.0.0.1:" + service.port;
+            // each replay run gets a key of its own, stored just before it: a record older than the
+            // retention would expire during the run, and its first request would run again
+            String replayKey = "replay-" + runId + "-warm";
+            service.prime(replayKey);
+            for (Wrk.Kind kind : Wrk.Kind.values()) {
+                wrk.run(base, kind, key(kind, runId + "-warm", replayKey), threads, connections, warmup);
+            }
+            // rounds interleave the configurations, so a slow spell of the machine hits all of them
+            Map<Wrk.Kind, List<Wrk.Result>> loaded = new EnumMap<>(Wrk.Kind.class);
+            Map<Wrk.Kind, List<Double>> cpu = new EnumMap<>(Wrk.Kind.class);
+            Map<Wrk.Kind, List<Wrk.Result>> single = new EnumMap<>(Wrk.Kind.class);
+            for (int round = 0; round < rounds; round++) {
+                for (Wrk.Kind kind : Wrk.Kind.values()) {
+                    if (kind == Wrk.Kind.BASELINE_REPLAY) {
+                        replayKey = "replay-" + runId + "-c" + round;
+                        service.prime(replayKey);
+                    }
+                    long before = service.cpuNanos();
+                    Wrk.Result r = wrk.run(base, kind, key(kind, runId + "-c" + round, replayKey), threads, connections,
+                        seconds);
+                    long used = service.cpuNanos() - before;
+                    loaded.computeIfAbsent(kind, k -> new ArrayList<>()).add(r);
+                    cpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
+                        used < 0 || r.requests() == 0 ? Double.NaN : used / 1000.0 / r.requests());
+                }
+                for (Wrk.Kind kind : Wrk.Kind.values()) {
+                    if (kind == Wrk.Kind.BASELINE_REPLAY) {
+                        replayKey = "replay-" + runId + "-1-" + round;
+                        service.prime(replayKey);
+                    }
+                    single.computeIfAbsent(kind, k -> new ArrayList<>()).add(
+                        wrk.run(base, kind, key(kind, runId + "-1-" + round, replayKey), 1, 1, Math.max(3, seconds / 2)));
+                }
+            }
+            for (Map.Entry<Wrk.Kind, List<Wrk.Result>> e : loaded.entrySet()) {
+                List<Wrk.Result> runs = e.getValue();
+                List<Wrk.Result> baselines = loaded.get(e.getKey().baseline());
+                double[] ratios = new double[runs.size()];
+                for (int i = 0; i < ratios.length; i++) {
+                    ratios[i] = runs.get(i).requestsPerSecond() / baselines.get(i).requestsPerSecond();
+                }
+                line(String.format(Locale.ROOT, "| %s | %s | %,.0f | %s | %s | %s | %.2f | %d |", store, label(e.getKey()),
+                    median(runs, Wrk.Result::requestsPerSecond), micros(median(runs, Wrk.Result::p50Micros)),
+                    micros(median(runs, Wrk.Result::p99Micros)),
+                    micros(median(cpu.get(e.getKey()).stream().mapToDouble(Double::doubleValue).toArray())),
+                    median(ratios), runs.stream().mapToLong(Wrk.Result::failures).sum()));
+            }
+            double singleNewBase = median(single.get(Wrk.Kind.BASELINE_NEW), Wrk.Result::p50Micros);
+            double singleNew = median(single.get(Wrk.Kind.NEW_KEYS), Wrk.Result::p50Micros);
+            double singleReplayBase = median(single.get(Wrk.Kind.BASELINE_REPLAY), Wrk.Result::p50Micros);
+            double singleReplay = median(single.get(Wrk.Kind.REPLAYS), Wrk.Result::p50Micros);
+            notes.add(String.format(Locale.ROOT, "- %s at one connection (p50): new keys %s against %s without the filter"
+                    + " (%s), replays %s against %s (%s)", store, micros(singleNew), micros(singleNewBase),
+                signed(singleNew - singleNewBase), micros(singleReplay), micros(singleReplayBase),
+                signed(singleReplay - singleReplayBase)));
+            if (!Double.isNaN(redisRoundTrip)) {
+                notes.add(String.format(Locale.ROOT, "- redis: one PING round trip (p50, one connection) %s; new keys add %s"
+                        + " at one connection, i.e. two round trips %s", micros(redisRoundTrip),
+                    micros(singleNew - singleNewBase), signed(singleNew - singleNewBase - 2 * redisRoundTrip)));
+            }
+            if (!Double.isNaN(ceiling)) {
+                notes.add(String.format(Locale.ROOT, "- postgres: pgbench single-row upsert commits at 16 clients: %,.0f/s;"
+                        + " new keys reach %.2f of it (two commits each, unbatched: 0.5 would be the limit)", ceiling,
+                    median(loaded.get(Wrk.Kind.NEW_KEYS), Wrk.Result::requestsPerSecond) / ceiling));
+            }
+        } finally {
+            if (schema != null) {
+                TestPostgres.dropSchema(schema);
+            }
+        }
+        return notes;
+    }
+
+    private static double median(List<Wrk.Result> runs, ToDoubleFunction<Wrk.Result> value) {
+        return median(runs.stream().mapToDouble(value).toArray());
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    private static String signed(double micros) {
+        return (micros < 0 ? "-" : "+") + micros(Math.abs(micros));
+    }
+
+    private static String key(Wrk.Kind kind, String prefix, String replayKey) {
+        return kind.baseline() == Wrk.Kind.BASELINE_REPLAY ? replayKey : prefix;
+    }
+
+    private static String label(Wrk.Kind kind) {
+        return switch (kind) {
+            case BASELINE_NEW -> "no filter (a new key per request)";
+            case NEW_KEYS -> "filter, new keys";
+            case BASELINE_REPLAY -> "no filter (one key)";
+            case REPLAYS -> "filter, replays";
+        };
+    }
+
+    private static String micros(double micros) {
+        if (Double.isNaN(micros)) {
+            return "-";
+        }
+        return micros >= 1000 ? String.format(Locale.ROOT, "%.2f ms", micros / 1000)
+            : String.format(Locale.ROOT, "%.0f µs", micros);
+    }
+
+    private void line(String s) {
+        System.out.println(s);
+        report.append(s).append('\n');
+    }
+
+    /** pgbench's single-row upsert commit rate (16 clients, 2 threads), the PostgreSQL store's own ceiling. */
+    private double pgbenchUpsertCommits(TestPostgres.Server pg, String schema) throws Exception {
+        Matcher url = JDBC.matcher(pg.url());
+        if (!url.matches()) {
+            throw new IllegalStateException("cannot read host, port and database from " + pg.url());
+        }
+        try (Connection c = pg.connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE SCHEMA " + schema);
+            s.execute("CREATE TABLE " + schema + ".bench (k bigint PRIMARY KEY, v bigint NOT NULL)");
+        }
+        Path script = Files.createTempFile("upsert", ".sql");
+        Files.writeString(script, "\\set k random(1, 100000000)\nINSERT INTO " + schema + ".bench (k, v) VALUES (:k, 1)"
+            + " ON CONFLICT (k) DO UPDATE SET v = bench.v + 1;\n");
+        List<String> command = new ArrayList<>(List.of("pgbench", "-n", "-c", "16", "-j", "2", "-T", String.valueOf(seconds),
+            "-f", script.toString(), "-h", url.group(1), "-p", url.group(2) == null ? "5432" : url.group(2),
+            "-U", pg.user(), url.group(3)));
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        if (!pg.password().isEmpty()) {
+            pb.environment().put("PGPASSWORD", pg.password());
+        }
+        Process p;
+        try {
+            p = pb.start();
+        } catch (IOException e) {
+            System.err.println("pgbench is not on the PATH: the PostgreSQL ceiling is not measured");
+            return Double.NaN;
+        }
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(seconds + 60L, TimeUnit.SECONDS);
+        Matcher tps = TPS.matcher(out);
+        if (!tps.find()) {
+            throw new IllegalStateException("pgbench failed: " + command + "\n" + out);
+        }
+        return Double.parseDouble(tps.group(1));
+    }
+
+    /** The median round trip of {@code PING} on one connection, in µs. */
+    private static double redisRoundTripMicros(URI redis) throws IOException {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(redis.getHost(), redis.getPort() == -1 ? 6379 : redis.getPort()), 2000);
+            socket.setTcpNoDelay(true);
+            OutputStream out = socket.getOutputStream();
+            InputStream in = socket.getInputStream();
+            byte[] ping = "PING\r\n".getBytes(StandardCharsets.US_ASCII);
+            byte[] pong = new byte[7];
+            long[] samples = new long[20_000];
+            for (int i = -5_000; i < samples.length; i++) {
+                long start = System.nanoTime();
+                out.write(ping);
+                out.flush();
+                int read = 0;
+                while (read < pong.length) {
+                    int n = in.read(pong, read, pong.length - read);
+                    if (n < 0) {
+                        throw new IOException("Redis closed the connection");
+                    }
+                    read += n;
+                }
+                if (i >= 0) {
+                    samples[i] = System.nanoTime() - start;
+                }
+            }
+            Arrays.sort(samples);
+            return samples[samples.length / 2] / 1000.0;
+        }
+    }
+
+    /** {@code /proc}'s clock ticks per second ({@code getconf CLK_TCK}), 100 on Linux. */
+    private static final long CLOCK_TICKS = 100;
+
+    /** The echo service in a JVM of its own. */
+    private static final class Service implements AutoCloseable {
+        final Process process;
+        final int port;
+
+        private Service(Process process, int port) {
+            this.process = process;
+            this.port = port;
+        }
+
+        static Service start(Map<String, String> props, List<String> jvm) throws Exception {
+            String java = ProcessHandle.current().info().command().orElse("java");
+            String classpath = System.getProperty("java.class.path");
+            List<String> command = new ArrayList<>(List.of(java, "-Xms1g", "-Xmx1g"));
+            command.addAll(jvm);
+            command.addAll(List.of("-cp", classpath, LoadApp.class.getName()));
+            props.forEach((k, v) -> command.add(k + "=" + v));
+            Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            while ((line = out.readLine()) != null) {
+                if (line.startsWith("READY ")) {
+                    return new Service(p, Integer.parseInt(line.substring(6).trim()));
+                }
+            }
+            throw new IllegalStateException("the service did not start: exit " + p.waitFor());
+        }
+
+        /** @return the CPU time the service's process has used, or -1 where {@code /proc} cannot tell */
+        long cpuNanos() {
+            try {
+                String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
+                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
+                return ticks * (1_000_000_000L / CLOCK_TICKS);
+            } catch (IOException | RuntimeException e) {
+                return -1;
+            }
+        }
+
+        /** Stores the record the replay runs replay (or replays it, when it is there). */
+        void prime(String key) throws Exception {
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/idem/echo"))
+                .header("Content-Type", "application/json").header("Idempotency-Key", "\"" + key + "\"")
+                .POST(HttpRequest.BodyPublishers.ofString(Wrk.BODY)).build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 201) {
+                throw new IllegalStateException("priming the replay key failed: " + r.statusCode() + " " + r.body());
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            process.getOutputStream().close();
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+}
