@@ -44,7 +44,8 @@ public final class ConfigurationReference {
     /** Groups in the order the reference shows them; any other group follows, by name. */
     private static final List<String> GROUP_ORDER = List.of(
         "idempotency", "idempotency.store.memory", "idempotency.store.redis", "idempotency.store.postgres",
-        "idempotency.client.*");
+        "idempotency.outbox", "idempotency.rabbitmq", "idempotency.rabbitmq.exchanges.*",
+        "idempotency.rabbitmq.consumers.*", "idempotency.client.*");
 
     private static final Pattern VALUE = Pattern.compile("\\{@value\\s+([\\w.]*)#(\\w+)}");
     private static final Pattern CODE = Pattern.compile("\\{@code\\s+((?:[^{}]|\\{[^{}]*})*)}");

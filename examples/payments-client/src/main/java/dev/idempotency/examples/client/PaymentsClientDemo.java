@@ -43,7 +43,10 @@ import java.util.function.Consumer;
  * took: side effects == successful operations.
  *
  * <p>The service is the one at {@link DemoSettings#target()}, or, by default, one the demo starts
- * in-process on a free port ({@link InProcessPaymentsService}) and stops at the end.
+ * in-process on a free port ({@link InProcessPaymentsService}) and stops at the end. With the
+ * in-process service the demo also checks the asynchronous half ({@link AsyncCheck}): each
+ * successful capture published {@code payment.captured} through the outbox, and the ledger
+ * consumer booked each captured payment exactly once, duplicate deliveries included.
  *
  * <p>Exit codes: {@value #EXIT_OK} the check passed; {@value #EXIT_CHECK_FAILED} it failed or
  * could not be made; {@value #EXIT_CANNOT_RUN} bad options, or the service does not start or
@@ -141,6 +144,8 @@ public final class PaymentsClientDemo {
     private final DemoSettings settings;
     private final PrintStream out;
     private final Consumer<Outcome> listener;
+    /** The payments whose capture succeeded in this run, in order: the ledger must book each once. */
+    private final List<String> capturedPayments = new ArrayList<>();
 
     /**
      * @param settings what to run
@@ -208,7 +213,14 @@ public final class PaymentsClientDemo {
             return cannotRun();
         }
         try (service) {
-            return run(service.uri(), service);
+            Report report = run(service.uri(), service);
+            if (report.exitCode() == EXIT_CANNOT_RUN) {
+                return report;
+            }
+            int async = AsyncCheck.run(out, service, capturedPayments);
+            int exit = report.exitCode() == EXIT_OK ? async : report.exitCode();
+            return new Report(exit, report.seed(), report.outcomes(), report.sideEffects(), report.dropped(),
+                report.resets());
         }
     }
 
@@ -303,6 +315,9 @@ public final class PaymentsClientDemo {
                         Object body = r.body().orElse(null);
                         if (body instanceof Payment p) {
                             payment = p;
+                            if (kind == Kind.CAPTURE && p.amountCaptured() > 0 && !capturedPayments.contains(p.id())) {
+                                capturedPayments.add(p.id());
+                            }
                         }
                         outcome = new Outcome(number, kind, label, r.key(), r.attempts(),
                             wire(proxy, seen, upstreamFailures, true), true, r.replayed(),

@@ -1,6 +1,9 @@
 package dev.idempotency.examples.payments;
 
 import dev.idempotency.examples.payments.SideEffectLedger.Operation;
+import dev.idempotency.messaging.Outbox;
+import dev.idempotency.messaging.OutgoingMessage;
+import io.micronaut.context.annotation.Value;
 import io.micronaut.core.annotation.Nullable;
 import jakarta.inject.Singleton;
 
@@ -50,17 +53,26 @@ final class PaymentService {
     private final Clock clock;
     @Nullable
     private final TestFailureInjection failureInjection;
+    @Nullable
+    private final Outbox outbox;
+    private final String exchange;
 
     /**
      * @param payments         the business storage
      * @param clock            the time source
      * @param failureInjection TEST ONLY, present only in the {@code postgres} environment with
      *                         {@code payments.test.failure-injection=true}; absent otherwise
+     * @param outbox           where {@code payment.captured} goes, absent when
+     *                         {@code idempotency.outbox.enabled=false}
+     * @param exchange         the exchange it goes to ({@code payments.messaging.exchange})
      */
-    PaymentService(PaymentRepository payments, Clock clock, @Nullable TestFailureInjection failureInjection) {
+    PaymentService(PaymentRepository payments, Clock clock, @Nullable TestFailureInjection failureInjection,
+                   @Nullable Outbox outbox, @Value("${payments.messaging.exchange:payments}") String exchange) {
         this.payments = payments;
         this.clock = clock;
         this.failureInjection = failureInjection;
+        this.outbox = outbox;
+        this.exchange = exchange;
     }
 
     Payment create(@Nullable Requests.CreatePayment request) {
@@ -85,7 +97,27 @@ final class PaymentService {
         return payment;
     }
 
+    /**
+     * Captures a payment and publishes {@code payment.captured} for the ledger. The message goes
+     * through the outbox, with an id derived from the request's Idempotency-Key: with the
+     * PostgreSQL store (transactional mode) it commits or rolls back with the capture itself; a
+     * broker that is down delays it and fails nothing; a retry of the capture that is replayed
+     * publishes nothing, and one that runs again publishes the same message id.
+     */
     Payment capture(String id, @Nullable Requests.Capture request) {
+        Payment captured = captureRow(id, request);
+        if (outbox != null) {
+            // tag::publish[]
+            outbox.publish("payment.captured", OutgoingMessage.json(exchange, "payment.captured",
+                    "{\"payment\":\"" + captured.id() + "\",\"amount\":" + captured.amountCaptured()
+                        + ",\"currency\":\"" + captured.currency() + "\"}")
+                .orderedBy(captured.id()));
+            // end::publish[]
+        }
+        return captured;
+    }
+
+    private Payment captureRow(String id, @Nullable Requests.Capture request) {
         BigDecimal requested = request == null ? null : request.amount();
         Long amount = requested == null ? null : amount(requested);
         return payments.update(id, Operation.CAPTURE, p -> {

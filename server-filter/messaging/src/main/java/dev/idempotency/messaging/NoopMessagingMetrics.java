@@ -1,0 +1,22 @@
+package dev.idempotency.messaging;
+
+import io.micronaut.context.annotation.Requires;
+import jakarta.inject.Singleton;
+
+/** No metrics: the application has no Micrometer registry. */
+@Singleton
+@Requires(missingBeans = MicrometerMessagingMetrics.class)
+final class NoopMessagingMetrics implements MessagingMetrics {
+
+    @Override
+    public void published(boolean added) {
+    }
+
+    @Override
+    public void relayed(int confirmed, int failed, int parked) {
+    }
+
+    @Override
+    public void delivery(String consumer, DeliveryOutcome outcome) {
+    }
+}

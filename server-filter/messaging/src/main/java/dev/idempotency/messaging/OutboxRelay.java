@@ -1,0 +1,220 @@
+package dev.idempotency.messaging;
+
+import io.micronaut.context.BeanProvider;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.context.event.StartupEvent;
+import io.micronaut.runtime.event.annotation.EventListener;
+import jakarta.annotation.PreDestroy;
+import jakarta.inject.Singleton;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.management.ManagementFactory;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Sends the outbox's messages to the broker (CONTRACT M3), on a thread of its own: it takes the
+ * messages that are due, in publish order, hands them to the broker module's
+ * {@link MessageSender}, and forgets each one only once the broker confirmed it. A message the
+ * broker refuses is tried again later, with a backoff that doubles up to
+ * {@code retry-backoff-max}, and holds back the later messages of its ordering key meanwhile;
+ * after {@code max-attempts} refusals it is parked with the reason. A broker that cannot be
+ * reached at all counts against no message: the relay waits, with the same backoff, and carries
+ * on when it is back.
+ *
+ * <p>It runs every {@code poll-interval}, and at once when this instance publishes. Where
+ * instances share an outbox (PostgreSQL), only the holder of the relay lease sends; a hand-over
+ * after a crash can send a message twice, which consumers de-duplicate by its id.
+ */
+@Singleton
+@Requires(property = OutboxConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+public final class OutboxRelay implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OutboxRelay.class);
+
+    private final OutboxStore store;
+    private final BeanProvider<MessageSender> senders;
+    private final OutboxConfigurationProperties config;
+    private final Clock clock;
+    private final MessagingMetrics metrics;
+    private final String owner;
+    private final AtomicBoolean wakePending = new AtomicBoolean();
+    private final Object lock = new Object();
+    private ScheduledExecutorService thread; // guarded by lock
+    private volatile boolean closed;
+    private int unreachable; // consecutive whole-batch failures; guarded by this
+    private Instant pausedUntil = Instant.MIN; // guarded by this
+    private boolean warnedNoSender; // guarded by this
+
+    OutboxRelay(OutboxStore store, BeanProvider<MessageSender> senders, OutboxConfigurationProperties config, Clock clock,
+                MessagingMetrics metrics) {
+        this.store = store;
+        this.senders = senders;
+        this.config = config;
+        this.clock = clock;
+        this.metrics = metrics;
+        this.owner = ManagementFactory.getRuntimeMXBean().getName(); // pid@host
+    }
+
+    @EventListener
+    void onStartup(StartupEvent event) {
+        metrics.watch(store, clock);
+        start();
+    }
+
+    /** Starts the relay's thread, unless it runs (or this instance does not relay). */
+    void start() {
+        if (!config.isRelayEnabled()) {
+            return;
+        }
+        synchronized (lock) {
+            if (thread != null || closed) {
+                return;
+            }
+            thread = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "idempotency-outbox-relay");
+                t.setDaemon(true);
+                return t;
+            });
+            long period = config.getPollInterval().toNanos();
+            thread.scheduleWithFixedDelay(this::runSafely, period, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Has the relay look at once (after a publish on this instance); cheap, never waits. */
+    void wake() {
+        ScheduledExecutorService t;
+        synchronized (lock) {
+            t = thread;
+        }
+        if (t != null && wakePending.compareAndSet(false, true)) {
+            try {
+                t.execute(this::runSafely);
+            } catch (RuntimeException e) {
+                wakePending.set(false); // shutting down
+            }
+        }
+    }
+
+    private void runSafely() {
+        wakePending.set(false);
+        try {
+            relay();
+        } catch (RuntimeException e) {
+            LOG.warn("idempotency outbox relay: {}", e.toString());
+        }
+    }
+
+    /**
+     * Sends what is due, batch after batch, until nothing is. One pass at a time: a call while the
+     * relay's thread is in a pass waits for it (so tests may call it directly).
+     *
+     * @return how many messages the broker confirmed
+     */
+    public synchronized int relay() {
+        Instant now = clock.instant();
+        if (closed || now.isBefore(pausedUntil)) {
+            return 0;
+        }
+        MessageSender sender = senders.isPresent() ? senders.get() : null;
+        if (sender == null) {
+            if (!warnedNoSender && store.depth() > 0) {
+                warnedNoSender = true;
+                LOG.warn("idempotency outbox: messages wait but there is no MessageSender (add a broker module, e.g."
+                    + " idempotency-rabbitmq): they are kept until there is one");
+            }
+            return 0;
+        }
+        if (!store.relayLease(owner, config.getRelayLease(), now)) {
+            return 0; // another instance relays
+        }
+        int confirmed = 0;
+        while (!closed) {
+            List<OutboxRecord> batch = store.due(config.getBatchSize(), clock.instant());
+            if (batch.isEmpty()) {
+                break;
+            }
+            List<String> outcomes;
+            try {
+                outcomes = sender.send(batch).toCompletableFuture()
+                    .get(config.getSendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return confirmed;
+            } catch (Exception e) {
+                Throwable cause = e instanceof java.util.concurrent.ExecutionException || e instanceof CompletionException
+                    ? e.getCause() : e;
+                unreachable++;
+                Duration wait = backoff(unreachable);
+                pausedUntil = clock.instant().plus(wait);
+                LOG.warn("idempotency outbox relay: the broker did not take {} messages ({}); {} wait, trying again in {}",
+                    batch.size(), cause instanceof TimeoutException ? "no confirmation within " + config.getSendTimeout()
+                        : String.valueOf(cause), store.depth(), wait);
+                metrics.relayed(0, batch.size(), 0);
+                return confirmed;
+            }
+            unreachable = 0;
+            confirmed += settle(batch, outcomes);
+        }
+        return confirmed;
+    }
+
+    /** Forgets what was confirmed; schedules or parks what was refused. */
+    private int settle(List<OutboxRecord> batch, List<String> outcomes) {
+        List<Long> sent = new ArrayList<>(batch.size());
+        int failed = 0;
+        int parked = 0;
+        Instant now = clock.instant();
+        for (int i = 0; i < batch.size(); i++) {
+            OutboxRecord r = batch.get(i);
+            String reason = i < outcomes.size() ? outcomes.get(i) : "no outcome from the sender";
+            if (reason == null) {
+                sent.add(r.id());
+            } else if (r.attempts() + 1 >= config.getMaxAttempts()) {
+                parked++;
+                store.park(r.id(), reason);
+                LOG.error("idempotency outbox: message {} to {}/{} parked after {} refusals: {}", r.messageId(),
+                    r.destination(), r.routingKey(), r.attempts() + 1, reason);
+            } else {
+                failed++;
+                store.failed(r.id(), reason, now.plus(backoff(r.attempts() + 1)));
+            }
+        }
+        if (!sent.isEmpty()) {
+            store.sent(sent);
+        }
+        metrics.relayed(sent.size(), failed, parked);
+        return sent.size();
+    }
+
+    /** retry-backoff doubled per failure, capped at retry-backoff-max. */
+    private Duration backoff(int failures) {
+        Duration d = config.getRetryBackoff();
+        for (int i = 1; i < failures && d.compareTo(config.getRetryBackoffMax()) < 0; i++) {
+            d = d.multipliedBy(2);
+        }
+        return d.compareTo(config.getRetryBackoffMax()) > 0 ? config.getRetryBackoffMax() : d;
+    }
+
+    /** Stops the relay's thread; messages not sent yet stay in the outbox. */
+    @PreDestroy
+    @Override
+    public void close() {
+        closed = true;
+        synchronized (lock) {
+            if (thread != null) {
+                thread.shutdownNow();
+            }
+        }
+    }
+}

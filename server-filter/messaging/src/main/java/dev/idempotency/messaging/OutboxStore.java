@@ -1,0 +1,76 @@
+package dev.idempotency.messaging;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * Where the outbox keeps its messages until they are sent (the SPI behind {@link Outbox}).
+ * The in-memory store is the default; the PostgreSQL store module replaces it with a table
+ * written in the application's transaction (the transactional outbox).
+ *
+ * <p>Guarantees every implementation gives:
+ * <ul>
+ *   <li><b>Append joins the caller's transaction</b> where the store has transactions: the
+ *       message exists exactly when the caller's writes commit. Without a transaction in
+ *       progress it is stored at once.</li>
+ *   <li><b>One message per id.</b> Appending a message id that is already in the outbox (a
+ *       retried operation publishing again) keeps the first and reports {@code false}.</li>
+ *   <li><b>Order.</b> {@link #due} returns, per ordering key, only the earliest message still
+ *       waiting, so a key's messages are sent in order even across failures.</li>
+ *   <li>Thread-safe. The methods block (a database call); the relay calls them from a thread of
+ *       its own, never from an event loop.</li>
+ * </ul>
+ */
+public interface OutboxStore {
+
+    /**
+     * Stores a message to send.
+     *
+     * @return {@code false} when a message with this id is in the outbox already (nothing added)
+     * @throws OutboxException when it cannot be stored (the caller's transaction then fails too)
+     */
+    boolean append(OutboxRecord message);
+
+    /**
+     * @param max at most this many
+     * @param now the relay's clock
+     * @return messages ready to send, in publish order, at most one per ordering key: for each
+     *     key its earliest message, when it was never sent or is due for a retry. A key's next
+     *     message goes only once the one before was confirmed (or parked), so a refusal can never
+     *     let a later message of the key overtake it.
+     */
+    List<OutboxRecord> due(int max, Instant now);
+
+    /** Removes messages the broker confirmed. */
+    void sent(List<Long> ids);
+
+    /**
+     * Records a failed send: the message is retried at {@code retryAt}.
+     *
+     * @param reason why, for the operator
+     */
+    void failed(long id, String reason, Instant retryAt);
+
+    /**
+     * Puts a message aside that failed too often: it is no longer sent and no longer holds back
+     * its ordering key; it stays, with {@code reason}, for an operator.
+     */
+    void park(long id, String reason);
+
+    /** @return how many messages wait to be sent (parked ones not counted) */
+    long depth();
+
+    /** @return how long the oldest waiting message has waited, or zero */
+    Duration lag(Instant now);
+
+    /**
+     * Whether this instance should relay now: where several instances share the outbox, exactly
+     * one of them relays at a time, holding a lease it renews by calling this again before
+     * {@code lease} runs out (a hand-over can send a message twice; consumers de-duplicate).
+     *
+     * @param owner this instance's name
+     * @param lease how long the lease lasts without renewal
+     */
+    boolean relayLease(String owner, Duration lease, Instant now);
+}
