@@ -12,6 +12,9 @@ import io.micronaut.http.exceptions.ContentLengthExceededException;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -79,11 +82,40 @@ final class BodyReader {
         return collector.result;
     }
 
-    /** @return whether {@code failure} says the body was too large (ours, or the server's own limits) */
-    static boolean tooLarge(Throwable failure) {
+    /** Why a body could not be read, which decides the answer and how loudly it is logged. */
+    enum Failure {
+        /** Past the cap, ours or the server's own request limit (a compressed body too, as it inflates): 413. */
+        TOO_LARGE,
+        /** The client went away, or closed its connection before the declared length: nothing is wrong here. */
+        ABORTED,
+        /** The body does not decompress as its {@code Content-Encoding} says: the client's mistake. */
+        NOT_DECODABLE,
+        /** Anything else the body stream failed with: worth an operator's look. */
+        BROKEN
+    }
+
+    /** @return why reading the body failed with {@code failure} */
+    static Failure classify(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof TooLarge || t instanceof ContentLengthExceededException
                 || t instanceof BufferLengthExceededException) {
+                return Failure.TOO_LARGE;
+            }
+            if (t instanceof EOFException || t instanceof ClosedChannelException
+                || t instanceof IOException && t.getMessage() != null && t.getMessage().contains("Connection reset")) {
+                return Failure.ABORTED;
+            }
+            if (isNettyDecoderFailure(t)) {
+                return Failure.NOT_DECODABLE;
+            }
+        }
+        return Failure.BROKEN;
+    }
+
+    /** Netty's {@code DecoderException} family (decompression among them), by name: Netty's codecs are not a dependency here. */
+    private static boolean isNettyDecoderFailure(Throwable t) {
+        for (Class<?> c = t.getClass(); c != null && c != Throwable.class; c = c.getSuperclass()) {
+            if (c.getName().equals("io.netty.handler.codec.DecoderException")) {
                 return true;
             }
         }

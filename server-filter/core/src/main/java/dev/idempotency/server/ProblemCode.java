@@ -18,6 +18,8 @@ public enum ProblemCode {
     REQUEST_IN_PROGRESS("idempotency-request-in-progress", 409, "Request with this Idempotency-Key in progress"),
     /** 413: the body is larger than the server fingerprints. */
     BODY_TOO_LARGE("idempotency-body-too-large", 413, "Request body too large for an idempotent request"),
+    /** 400: the body could not be read: it does not decompress as its Content-Encoding says, or it ended early. */
+    BODY_UNREADABLE("idempotency-body-unreadable", 400, "Request body unreadable"),
     /** 503: the idempotency store cannot be reached. */
     STORE_UNAVAILABLE("idempotency-store-unavailable", 503, "Idempotency store unavailable");
 

@@ -16,7 +16,7 @@ import java.util.concurrent.CompletionException;
 /**
  * Turns a covered request into what its record is filed under, or into the problem that stops
  * it (CONTRACT S3-S8): the key from the header (400 when missing on a required route, or
- * malformed), the body read within the cap (413 past it), the scope from the caller and the
+ * malformed), the body read within the cap (413 past it, 400 when it cannot be read or inflated), the scope from the caller and the
  * route, and then, in one SHA-256 pass ({@link RequestDigest}), the store key and the
  * fingerprint. Nothing here touches the store.
  */
@@ -79,10 +79,7 @@ final class RequestReader {
         }
         return body.handle((b, failure) -> {
             if (failure != null) {
-                if (BodyReader.tooLarge(failure)) {
-                    return reject(responses.bodyTooLarge());
-                }
-                throw failure instanceof CompletionException c ? c : new CompletionException(failure);
+                return unreadable(request, failure);
             }
             // the scope (S6): caller, method, route template; then the key
             RequestDigest digest = RequestDigest.begin(caller.kind(), caller.id(), request.getMethodName(), policy.template(),
@@ -93,6 +90,37 @@ final class RequestReader {
             return new Reading.Ready(new RecordKey(storeKey), fingerprint, new IdempotentOperation(key.value(),
                 caller.describe() + ' ' + request.getMethodName() + ' ' + policy.template(), storeKey));
         });
+    }
+
+    /**
+     * A body that could not be read is the client's problem, never a 500 (S8), and is decided
+     * before the store is touched, so the key stays free for a readable retry. A client that went
+     * away is not worth more than a DEBUG line; a stream that failed for another reason is.
+     */
+    private Reading unreadable(HttpRequest<?> request, Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        return switch (BodyReader.classify(cause)) {
+            case TOO_LARGE -> reject(responses.bodyTooLarge());
+            case ABORTED -> {
+                if (Report.LOG.isDebugEnabled()) {
+                    Report.LOG.debug("idempotency: the client ended {} {} before its body was read ({})",
+                        request.getMethodName(), request.getPath(), cause.toString());
+                }
+                yield reject(responses.bodyUnreadable());
+            }
+            case NOT_DECODABLE -> {
+                if (Report.LOG.isDebugEnabled()) {
+                    Report.LOG.debug("idempotency: the body of {} {} does not decompress ({}): answering 400",
+                        request.getMethodName(), request.getPath(), cause.toString());
+                }
+                yield reject(responses.bodyNotDecodable());
+            }
+            case BROKEN -> {
+                Report.LOG.warn("idempotency: could not read the body of {} {}: answering 400",
+                    request.getMethodName(), request.getPath(), cause);
+                yield reject(responses.bodyUnreadable());
+            }
+        };
     }
 
     private Reading reject(MutableHttpResponse<?> response) {

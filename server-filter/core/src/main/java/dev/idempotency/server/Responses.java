@@ -73,6 +73,19 @@ final class Responses {
             + config.getMaxRequestBodySize() + " bytes of body.");
     }
 
+    /** 400 {@code idempotency-body-unreadable}: the body does not decompress as its {@code Content-Encoding} says. */
+    MutableHttpResponse<byte[]> bodyNotDecodable() {
+        return problem(ProblemCode.BODY_UNREADABLE, "The request body could not be decompressed as its Content-Encoding"
+            + " says. Send it again, correctly encoded or uncompressed, with the same "
+            + config.getHeaderName() + ": it was not used.");
+    }
+
+    /** 400 {@code idempotency-body-unreadable}: the body ended early, or its stream failed. */
+    MutableHttpResponse<byte[]> bodyUnreadable() {
+        return problem(ProblemCode.BODY_UNREADABLE, "The request body could not be read to its end. Send it again"
+            + " with the same " + config.getHeaderName() + ": it was not used.");
+    }
+
     /** 422 {@code idempotency-key-reused}. */
     MutableHttpResponse<byte[]> keyReused() {
         return problem(ProblemCode.KEY_REUSED, "This " + config.getHeaderName()

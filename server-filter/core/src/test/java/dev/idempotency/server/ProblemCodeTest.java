@@ -22,11 +22,11 @@ class ProblemCodeTest {
     }
 
     @Test
-    @DisplayName("S20: the six codes and statuses of the contract")
+    @DisplayName("S20: the codes and statuses of the contract")
     void codesAndStatuses() {
         assertThat(Arrays.stream(ProblemCode.values()).map(c -> c.code() + " " + c.status())).containsExactly(
             "idempotency-key-missing 400", "idempotency-key-invalid 400", "idempotency-key-reused 422",
-            "idempotency-request-in-progress 409", "idempotency-body-too-large 413",
+            "idempotency-request-in-progress 409", "idempotency-body-too-large 413", "idempotency-body-unreadable 400",
             "idempotency-store-unavailable 503");
     }
 }

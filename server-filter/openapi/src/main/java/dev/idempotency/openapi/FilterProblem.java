@@ -13,6 +13,9 @@ enum FilterProblem {
         "the route requires an Idempotency-Key and the request has none"),
     KEY_INVALID("idempotency-key-invalid", 400, "Invalid Idempotency-Key",
         "the key is empty, longer than 255 characters, not printable ASCII, malformed, or sent more than once"),
+    BODY_UNREADABLE("idempotency-body-unreadable", 400, "Request body unreadable",
+        "the body does not decompress as its Content-Encoding says, or ended early; nothing ran, send it again"
+            + " with the same key"),
     REQUEST_IN_PROGRESS("idempotency-request-in-progress", 409, "Request with this Idempotency-Key in progress",
         "the original request with this key is still running; retry after Retry-After with the same key and payload"),
     BODY_TOO_LARGE("idempotency-body-too-large", 413, "Request body too large for an idempotent request",

@@ -178,7 +178,8 @@ class IdempotencyOpenApiVisitorTest {
     void problemResponses() {
         Map<String, Object> responses = map(operation(defaults, "/orders", "post"), "responses");
         assertThat(responses).containsKeys("200", "400", "409", "413", "422", "503");
-        assertProblem(responses, "400", "idempotency-key-missing", "idempotency-key-invalid");
+        assertProblem(responses, "400", "idempotency-key-missing", "idempotency-key-invalid",
+            "idempotency-body-unreadable");
         assertProblem(responses, "409", "idempotency-request-in-progress");
         assertProblem(responses, "413", "idempotency-body-too-large");
         assertProblem(responses, "422", "idempotency-key-reused");
@@ -211,7 +212,8 @@ class IdempotencyOpenApiVisitorTest {
             .containsEntry("replayedHeader", "Idempotent-Replayed")
             .containsEntry("contract", CONTRACT);
         assertThat(map(x, "problems")).isEqualTo(Map.of(
-            "idempotency-key-missing", 400, "idempotency-key-invalid", 400, "idempotency-request-in-progress", 409,
+            "idempotency-key-missing", 400, "idempotency-key-invalid", 400, "idempotency-body-unreadable", 400,
+            "idempotency-request-in-progress", 409,
             "idempotency-body-too-large", 413, "idempotency-key-reused", 422, "idempotency-store-unavailable", 503));
     }
 
@@ -223,8 +225,8 @@ class IdempotencyOpenApiVisitorTest {
         assertThat(map(op, "x-idempotency")).containsEntry("required", false)
             .containsEntry("retention", "72h").containsEntry("lease", "10s").containsEntry("inFlightWait", "5s");
         assertThat(map(map(op, "x-idempotency"), "problems")).doesNotContainKey("idempotency-key-missing");
-        // an optional key is never missing, but can still be invalid
-        assertProblem(map(op, "responses"), "400", "idempotency-key-invalid");
+        // an optional key is never missing, but can still be invalid, and its body unreadable
+        assertProblem(map(op, "responses"), "400", "idempotency-key-invalid", "idempotency-body-unreadable");
     }
 
     @Test
