@@ -45,7 +45,7 @@ public interface IdempotentClientConfiguration extends Named {
     /** Default response header marking a replay. */
     String DEFAULT_REPLAYED_HEADER_NAME = "Idempotent-Replayed";
 
-    /** @return the Micronaut HTTP client id (a service id under {@code micronaut.http.services}) or base URL; empty for the default client */
+    /** @return the Micronaut HTTP client id (a service id under {@code micronaut.http.services}) or base URL, as configured; when empty, the service named like the client if one is configured, else the default client */
     Optional<String> getClientId();
 
     /** @return attempts per operation */

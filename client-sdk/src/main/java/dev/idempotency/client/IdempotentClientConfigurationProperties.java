@@ -54,7 +54,8 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
     /**
      * The Micronaut HTTP client to send through: a service id configured under
      * {@code micronaut.http.services.<id>}, or a base URL such as {@code https://api.example.com}.
-     * Default: none, the default HTTP client (operations then need absolute URIs).
+     * Default: the client's own name when {@code micronaut.http.services.<name>} is configured,
+     * else none: the default HTTP client (operations then need absolute URIs).
      *
      * @param clientId the service id or URL
      */

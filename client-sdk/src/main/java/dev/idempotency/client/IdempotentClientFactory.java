@@ -1,19 +1,24 @@
 package dev.idempotency.client;
 
+import io.micronaut.context.BeanLocator;
 import io.micronaut.context.annotation.EachBean;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.http.HttpVersion;
 import io.micronaut.http.client.HttpClient;
 import io.micronaut.http.client.HttpClientRegistry;
 import io.micronaut.http.client.HttpVersionSelection;
+import io.micronaut.http.client.ServiceHttpClientConfiguration;
+import io.micronaut.inject.qualifiers.Qualifiers;
 import io.micronaut.json.JsonMapper;
 
 import java.util.Optional;
 
 /**
  * Makes one {@link IdempotentClient} per {@code idempotency.client.<name>} entry, sending
- * through the Micronaut HTTP client its {@code client-id} names, decoding with the application's
- * {@link JsonMapper}, and metering into its {@code MeterRegistry} when there is one.
+ * through the Micronaut HTTP client its {@code client-id} names (by default the service of the
+ * same name, {@code micronaut.http.services.<name>}, when one is configured, else the default
+ * client), decoding with the application's {@link JsonMapper}, and metering into its
+ * {@code MeterRegistry} when there is one.
  */
 @Factory
 final class IdempotentClientFactory {
@@ -22,10 +27,13 @@ final class IdempotentClientFactory {
     IdempotentClient idempotentClient(IdempotentClientConfiguration configuration,
                                       HttpClientRegistry<?> registry,
                                       JsonMapper jsonMapper,
-                                      Optional<MetricsSupport> metrics) {
+                                      Optional<MetricsSupport> metrics,
+                                      BeanLocator beans) {
         IdempotentClientConfig.Builder builder = configuration.toBuilder().jsonMapper(jsonMapper);
         metrics.ifPresent(m -> m.configure(builder));
+        String name = configuration.getName();
         HttpClient httpClient = configuration.getClientId()
+            .or(() -> beans.findBean(ServiceHttpClientConfiguration.class, Qualifiers.byName(name)).map(service -> name))
             .<HttpClient>map(id -> registry.getClient(HttpVersionSelection.forLegacyVersion(HttpVersion.HTTP_1_1), id, null))
             .orElseGet(registry::getDefaultClient);
         return IdempotentClient.create(httpClient, builder.build());

@@ -84,4 +84,36 @@ class ConfigTest {
                 .hasStackTraceContaining("maxAttempts must be between 1 and 100, got: 0");
         }
     }
+
+    @Test
+    @DisplayName("a named client without client-id sends through the service of its own name (micronaut.http.services.<name>)")
+    void clientIdDefaultsToName() throws Exception {
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+            new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        java.util.concurrent.atomic.AtomicReference<String> seenKey = new java.util.concurrent.atomic.AtomicReference<>();
+        server.createContext("/orders", exchange -> {
+            seenKey.set(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
+            byte[] body = "{\"id\":\"o1\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(201, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.start();
+        try (ApplicationContext ctx = ApplicationContext.run(Map.of(
+            "micronaut.http.services.orders.url", "http://127.0.0.1:" + server.getAddress().getPort(),
+            "idempotency.client.orders.max-attempts", 6,
+            "idempotency.client.plain.max-attempts", 2))) {
+            IdempotentClient orders = ctx.getBean(IdempotentClient.class, Qualifiers.byName("orders"));
+            IdempotentResult<Map> created = orders.execute(IdempotentOperation.post("/orders", Map.of("sku", "a")), Map.class);
+            assertThat(created.status()).isEqualTo(201);
+            assertThat(seenKey.get()).isNotBlank();
+            // a name no service carries keeps the default client: relative URIs have no host there
+            IdempotentClient plain = ctx.getBean(IdempotentClient.class, Qualifiers.byName("plain"));
+            assertThatThrownBy(() -> plain.execute(IdempotentOperation.post("/orders", Map.of()), Map.class))
+                .hasStackTraceContaining("no host");
+        } finally {
+            server.stop(0);
+        }
+    }
 }

@@ -43,7 +43,7 @@ public final class ConfigurationReference {
 
     /** Groups in the order the reference shows them; any other group follows, by name. */
     private static final List<String> GROUP_ORDER = List.of(
-        "idempotency", "idempotency.store.memory", "idempotency.store.redis", "idempotency.store.postgres",
+        "idempotency", "idempotency.store", "idempotency.store.memory", "idempotency.store.redis", "idempotency.store.postgres",
         "idempotency.outbox", "idempotency.rabbitmq", "idempotency.rabbitmq.exchanges.*",
         "idempotency.rabbitmq.consumers.*", "idempotency.client.*");
 

@@ -61,6 +61,20 @@ public final class Checks {
 
     /**
      * @param value   the value set
+     * @param min     the smallest value allowed
+     * @param setting the full setting name
+     * @return the value, when it is at least {@code min}
+     * @throws IllegalArgumentException otherwise
+     */
+    public static long atLeast(long value, long min, String setting) {
+        if (value < min) {
+            throw new IllegalArgumentException(setting + " must be at least " + min + ", was " + value);
+        }
+        return value;
+    }
+
+    /**
+     * @param value   the value set
      * @param setting the full setting name
      * @return the value, when it is an HTTP header name (an RFC 9110 token)
      * @throws IllegalArgumentException otherwise

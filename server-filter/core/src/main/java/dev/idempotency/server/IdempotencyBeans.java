@@ -28,7 +28,7 @@ final class IdempotencyBeans {
     @Singleton
     InMemoryIdempotencyStore inMemoryIdempotencyStore(
         Clock clock, InMemoryStoreConfigurationProperties config) {
-        return new InMemoryIdempotencyStore(clock, config.getMaxEntries());
+        return new InMemoryIdempotencyStore(clock, config.getMaxEntries(), config.getMaxBytes());
     }
 
     @Singleton

@@ -2,6 +2,7 @@ package dev.idempotency.server;
 
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import io.micronaut.context.annotation.ConfigurationProperties;
+import io.micronaut.core.convert.format.ReadableBytes;
 
 import java.time.Duration;
 
@@ -17,6 +18,7 @@ final class InMemoryStoreConfigurationProperties {
     static final String DEFAULT_PURGE_INTERVAL = "1m";
 
     private int maxEntries = InMemoryIdempotencyStore.DEFAULT_MAX_ENTRIES;
+    private long maxBytes = InMemoryIdempotencyStore.DEFAULT_MAX_BYTES;
     private Duration purgeInterval = Duration.ofMinutes(1);
 
     int getMaxEntries() {
@@ -26,15 +28,33 @@ final class InMemoryStoreConfigurationProperties {
     /**
      * The most records kept. When it is reached, completed records are evicted, oldest
      * completion first; when every record is a request still in progress, new keys are answered
-     * 503 {@code idempotency-store-unavailable}. Size it for the heap you can spare: a record
-     * holds its stored response, body included (up to {@code idempotency.max-stored-body-size}).
-     * Default
+     * 503 {@code idempotency-store-unavailable}. The heap the records take is bounded separately
+     * by {@code max-bytes}. Default
      * {@value dev.idempotency.server.store.InMemoryIdempotencyStore#DEFAULT_MAX_ENTRIES}.
      *
      * @param maxEntries at least 1
      */
     public void setMaxEntries(int maxEntries) {
         this.maxEntries = Checks.atLeast(maxEntries, 1, PREFIX + ".max-entries");
+    }
+
+    long getMaxBytes() {
+        return maxBytes;
+    }
+
+    /**
+     * The most heap the records may take, counting each record's key, fingerprint, stored
+     * response (status, headers, body) and the objects that hold them, e.g. {@code 64MB}. When it
+     * is reached, completed records are evicted, oldest completion first; a new key that still
+     * finds no room is answered 503 {@code idempotency-store-unavailable} (its handler does not
+     * run), and a response that still does not fit is kept without its body (its replay is an
+     * omitted body). Default 64 MiB ({@value dev.idempotency.server.store.InMemoryIdempotencyStore#DEFAULT_MAX_BYTES}
+     * bytes): choose a modest share of the heap.
+     *
+     * @param maxBytes at least 64 KiB
+     */
+    public void setMaxBytes(@ReadableBytes long maxBytes) {
+        this.maxBytes = Checks.atLeast(maxBytes, 64 * 1024, PREFIX + ".max-bytes");
     }
 
     Duration getPurgeInterval() {

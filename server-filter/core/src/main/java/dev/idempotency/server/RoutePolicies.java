@@ -63,7 +63,7 @@ final class RoutePolicies {
         if (!(store instanceof TransactionalIdempotencyStore)) {
             throw new IllegalStateException(where + " needs a transactional idempotency store (one that implements "
                 + TransactionalIdempotencyStore.class.getName() + ", e.g. the PostgreSQL store with "
-                + "idempotency.store.postgres.enabled=true), but the active store is " + store.getClass().getName());
+                + "idempotency.store.type=postgres), but the active store is " + store.getClass().getName());
         }
     }
 

@@ -179,7 +179,7 @@ class ConsumerOnRabbitTest {
     /** Makes {@code into} select the same store as {@code ctx} (the same Redis prefix, the same schema). */
     private static void copyStore(ApplicationContext ctx, Map<String, Object> into) {
         for (String key : List.of("redis.uri", "idempotency.store.redis.key-prefix", "idempotency.store.redis.enabled",
-            "idempotency.store.postgres.enabled", "idempotency.store.postgres.schema", "datasources.default.url",
+            "idempotency.store.postgres.enabled", "idempotency.store.type", "idempotency.store.postgres.schema", "datasources.default.url",
             "datasources.default.username", "datasources.default.password", "datasources.default.driver-class-name",
             "datasources.default.maximum-pool-size", "datasources.default.dialect")) {
             ctx.getProperty(key, String.class).ifPresent(v -> into.put(key, v));

@@ -116,7 +116,7 @@ public final class TestPostgres {
         p.put("datasources.default.connection-timeout", "2000");
         p.put("datasources.default.initialization-fail-timeout", "-1");
         p.put("datasources.default.dialect", "POSTGRES");
-        p.put("idempotency.store.postgres.enabled", "true");
+        p.put("idempotency.store.type", "postgres");
         p.put("idempotency.store.postgres.schema", schema);
         p.put("micronaut.server.port", "-1");
         return p;

@@ -26,7 +26,7 @@ final class ClientContext {
     static ApplicationContext start(Map<String, Object> properties) {
         Map<String, Object> all = new HashMap<>(properties);
         all.put("idempotency.enabled", false);
-        all.put("idempotency.store.redis.enabled", false);
+        all.put("idempotency.store.type", "memory");
         return ApplicationContext.builder()
             .environments("payments-client")
             .deduceEnvironment(false)

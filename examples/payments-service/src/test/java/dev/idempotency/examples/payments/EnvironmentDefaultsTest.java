@@ -38,7 +38,7 @@ class EnvironmentDefaultsTest {
             .isEqualTo(envOr("POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test"));
         assertThat(resolved("postgres", "datasources.default.username")).isEqualTo(envOr("POSTGRES_USER", "postgres"));
         assertThat(resolved("postgres", "datasources.default.connection-timeout")).isEqualTo("2000");
-        assertThat(resolved("postgres", "idempotency.store.postgres.enabled")).isEqualTo("true");
+        assertThat(resolved("postgres", "idempotency.store.type")).isEqualTo("postgres");
         assertThat(resolved("postgres", "idempotency.transactional")).isEqualTo("true");
         assertThat(resolved("postgres", "payments.postgres.schema"))
             .isEqualTo(resolved("postgres", "idempotency.store.postgres.schema"));
@@ -48,14 +48,13 @@ class EnvironmentDefaultsTest {
     @DisplayName("S17: the redis environment: REDIS_URI with a working local default")
     void redisDefaults() {
         assertThat(resolved("redis", "redis.uri")).isEqualTo(envOr("REDIS_URI", "redis://127.0.0.1:6379"));
-        assertThat(resolved("redis", "idempotency.store.redis.enabled")).isEqualTo("true");
+        assertThat(resolved("redis", "idempotency.store.type")).isEqualTo("redis");
     }
 
     @Test
     @DisplayName("S17: no environment: the in-memory store, no datasource, no transactional mode")
     void defaultIsInMemory() {
-        assertThat(resolved("test", "idempotency.store.postgres.enabled")).isEqualTo("false");
-        assertThat(resolved("test", "idempotency.store.redis.enabled")).isEqualTo("false");
+        assertThat(resolved("test", "idempotency.store.type")).isEqualTo("memory");
         assertThat(resolved("test", "datasources.default.url")).isNull();
         assertThat(resolved("test", "idempotency.transactional")).isNull();
     }

@@ -98,6 +98,11 @@ public final class BlockingStoreAdapter implements IdempotencyStore, AutoCloseab
         return "BlockingStoreAdapter[" + description + "]";
     }
 
+    @Override
+    public String describe() {
+        return "a blocking store run on threads of its own: " + description;
+    }
+
     private <T> CompletionStage<T> call(Supplier<T> work) {
         Call<T> call = new Call<>(work);
         if (!executor.tryExecute(call)) {

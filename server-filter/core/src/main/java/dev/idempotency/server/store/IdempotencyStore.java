@@ -92,4 +92,15 @@ public interface IdempotencyStore {
      *     failed with {@link IdempotencyStoreException} when the store cannot answer
      */
     CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease);
+
+    /**
+     * What this store is, with its main settings, in one line for the startup log and for
+     * operators: e.g. {@code PostgreSQL table public.idempotency_records on datasource 'default'}.
+     * Never credentials. The default names the class.
+     *
+     * @return a one-line description
+     */
+    default String describe() {
+        return getClass().getName();
+    }
 }

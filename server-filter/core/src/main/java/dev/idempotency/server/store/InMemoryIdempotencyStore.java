@@ -31,14 +31,22 @@ import org.slf4j.LoggerFactory;
  * per store, so a token is never reused.
  *
  * <h2>Bounds</h2>
- * About {@code maxEntries} records (concurrent acquires may overshoot by the number of threads).
- * When a new record would exceed it, the earliest-completed record is evicted, one for one, in
- * constant time and without a lock (logged at WARN at most once a minute, since a retry of an
- * evicted key runs again); when no completed record is left, expired in-progress records are
- * purged (at most once a second), and an acquire that still finds the store full of live
- * in-progress records fails with {@link IdempotencyStoreException} (answered as 503), never by
- * dropping a running request's lock. The bound counts records, not bytes: with the default
- * 1 MiB stored-body cap, size {@code maxEntries} for the heap you can spare.
+ * Two bounds, whichever is reached first: about {@code maxEntries} records and about
+ * {@code maxBytes} bytes of heap, counting each record's key, fingerprint, stored response
+ * (status, headers, body) and a fixed per-record overhead for the objects that hold them
+ * (concurrent callers may overshoot either bound by one record each). When a new record, or a
+ * completion's response, would pass a bound, the earliest-completed records are evicted, in
+ * constant time each and without a lock (logged at WARN at most once a minute, since a retry of
+ * an evicted key runs again); when no completed record is left, expired in-progress records are
+ * purged (at most once a second). Then:
+ * <ul>
+ *   <li>an acquire that still finds no room fails with {@link IdempotencyStoreException}
+ *       (answered as 503): a running request's lock is never dropped and a handler never runs
+ *       unprotected;</li>
+ *   <li>a completion whose response still does not fit is stored without its body (replayed
+ *       with status and headers as an omitted body, CONTRACT S15): the operation stays
+ *       protected, and memory stays bounded.</li>
+ * </ul>
  *
  * <p>Every operation is atomic per key ({@link ConcurrentHashMap#compute}) and runs on the
  * calling thread without waiting for anything but that map's own short per-bin locks; the stages
@@ -48,6 +56,14 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     /** The default maximum number of records. */
     public static final int DEFAULT_MAX_ENTRIES = 100_000;
+    /** The default maximum heap the records may take, 64 MiB. */
+    public static final long DEFAULT_MAX_BYTES = 64L << 20;
+    /**
+     * What a record costs beyond its key, fingerprint and response bytes: the record, its map
+     * node, its queue node, the key's String and the arrays' headers (a compressed-oops JVM).
+     */
+    static final int RECORD_OVERHEAD = 176;
+    private static final int ARRAY_HEADER = 16;
 
     private static final Logger LOG = LoggerFactory.getLogger(InMemoryIdempotencyStore.class);
 
@@ -61,21 +77,45 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     private final AtomicLong lastFullPurge = new AtomicLong(Long.MIN_VALUE);
     /** Completed records in the order they completed: eviction takes the head, O(1) each. */
     private final ConcurrentLinkedQueue<Entry> completionOrder = new ConcurrentLinkedQueue<>();
+    private final AtomicLong bytes = new AtomicLong();
+    private final AtomicLong omittedSinceWarning = new AtomicLong();
+    private final AtomicLong lastOmittedWarning = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Clock clock;
     private final int maxEntries;
+    private final long maxBytes;
 
     /**
+     * A store bounded by {@code maxEntries} records and {@link #DEFAULT_MAX_BYTES}.
+     *
      * @param clock      the time source for leases and retention
      * @param maxEntries the maximum number of records kept, at least 1
      */
     public InMemoryIdempotencyStore(Clock clock, int maxEntries) {
+        this(clock, maxEntries, DEFAULT_MAX_BYTES);
+    }
+
+    /**
+     * @param clock      the time source for leases and retention
+     * @param maxEntries the maximum number of records kept, at least 1
+     * @param maxBytes   the most heap the records may take, at least 64 KiB
+     */
+    public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes) {
         this.clock = Objects.requireNonNull(clock, "clock");
         if (maxEntries < 1) {
             throw new IllegalArgumentException("maxEntries must be at least 1, was " + maxEntries);
         }
+        if (maxBytes < 64 * 1024) {
+            throw new IllegalArgumentException("maxBytes must be at least 65536, was " + maxBytes);
+        }
         this.maxEntries = maxEntries;
+        this.maxBytes = maxBytes;
         // sized up front: a map that grows under load rehashes on the callers' threads
         this.entries = new ConcurrentHashMap<>(Math.min(maxEntries, 1 << 20));
+    }
+
+    @Override
+    public String describe() {
+        return "in memory, this instance only, up to " + maxEntries + " records and " + (maxBytes >> 20) + " MiB";
     }
 
     @Override
@@ -85,12 +125,10 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         Checks.positive(lease, "lease");
         long now = clock.millis();
         long leaseEnd = now + lease.toMillis();
-        if (entries.size() >= maxEntries && !entries.containsKey(storeKey)) {
-            try {
-                makeRoom();
-            } catch (IdempotencyStoreException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+        long weight = weight(storeKey, fingerprint, null);
+        if ((entries.size() >= maxEntries || bytes.get() + weight > maxBytes) && !entries.containsKey(storeKey)
+            && !makeRoom(weight)) {
+            return CompletableFuture.failedFuture(full());
         }
         Object[] result = new Object[1];
         entries.compute(storeKey, (key, existing) -> {
@@ -98,7 +136,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                 boolean takeover = existing != null && existing.response == null;
                 long token = tokens.incrementAndGet();
                 result[0] = new AcquireResult.Acquired(token, takeover);
-                return new Entry(key, fingerprint.clone(), token, leaseEnd, null);
+                Entry created = new Entry(key, fingerprint.clone(), token, leaseEnd, null);
+                bytes.addAndGet(created.weight - (existing == null ? 0 : existing.weight));
+                return created;
             }
             result[0] = existing;
             return existing;
@@ -125,10 +165,19 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         Checks.positive(retention, "retention");
         long retentionEnd = clock.millis() + retention.toMillis();
         byte[] encoded = StoredResponseCodec.encode(response);
+        long added = encoded.length + ARRAY_HEADER;
+        if (bytes.get() + added > maxBytes && !makeRoom(added) && !response.bodyOmitted()) {
+            // no room for the body even after evicting every completed record: keep the outcome
+            // without it (an omitted body, S15), so the operation stays protected and memory bounded
+            encoded = StoredResponseCodec.encode(new StoredResponse(response.status(), response.headers(), new byte[0], true));
+            omitted(response.bodyLength());
+        }
+        byte[] stored = encoded;
         Entry[] done = new Entry[1];
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
-                done[0] = new Entry(key, existing.fingerprint, fencingToken, retentionEnd, encoded);
+                done[0] = new Entry(key, existing.fingerprint, fencingToken, retentionEnd, stored);
+                bytes.addAndGet(done[0].weight - existing.weight);
                 return done[0];
             }
             return existing;
@@ -145,6 +194,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
                 done[0] = true;
+                bytes.addAndGet(-existing.weight);
                 return null;
             }
             return existing;
@@ -179,7 +229,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     public int purgeExpired() {
         long now = clock.millis();
         int before = entries.size();
-        entries.values().removeIf(e -> e.isExpired(now));
+        for (Entry e : entries.values()) {
+            if (e.isExpired(now) && entries.remove(e.key, e)) {
+                bytes.addAndGet(-e.weight);
+            }
+        }
         // forget purged records at the head of the completion order, so it stays about as long
         // as the map (with one retention for all routes, purges remove exactly the head)
         Entry head;
@@ -194,22 +248,56 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return entries.size();
     }
 
+    /** @return the heap the records take, as the store counts it against its byte bound */
+    public long bytes() {
+        return bytes.get();
+    }
+
     /**
-     * Evicts the earliest-completed records until there is room for one more; lock-free, so
-     * concurrent callers each evict what they need (a stale queue entry, whose record was replaced
-     * or purged, is skipped).
+     * Evicts the earliest-completed records until there is room for one more record (when the
+     * entry bound is reached) and for {@code weight} more bytes; lock-free, so concurrent callers
+     * each evict what they need (a stale queue entry, whose record was replaced or purged, is
+     * skipped). When no completed record is left, purges expired records (at most once a second).
+     *
+     * @return whether there is room now
      */
-    private void makeRoom() {
-        while (entries.size() >= maxEntries) {
+    private boolean makeRoom(long weight) {
+        while (entries.size() >= maxEntries || bytes.get() + weight > maxBytes) {
             Entry oldest = completionOrder.poll();
             if (oldest == null) {
                 purgeWhenFull();
-                return;
+                return entries.size() < maxEntries && bytes.get() + weight <= maxBytes;
             }
             if (entries.remove(oldest.key, oldest)) {
+                bytes.addAndGet(-oldest.weight);
                 evicted();
             }
         }
+        return true;
+    }
+
+    private IdempotencyStoreException full() {
+        return new IdempotencyStoreException("in-memory idempotency store is full: " + entries.size()
+            + " records, " + bytes.get() + " of " + maxBytes + " bytes, every one a request in progress; raise"
+            + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store");
+    }
+
+    private void omitted(int bodyLength) {
+        long count = omittedSinceWarning.incrementAndGet();
+        long last = lastOmittedWarning.get();
+        long now = System.nanoTime();
+        if (now - last >= WARN_EVERY_NANOS && lastOmittedWarning.compareAndSet(last, now)) {
+            omittedSinceWarning.addAndGet(-count);
+            LOG.warn("idempotency in-memory store full ({} of {} bytes held by requests in progress): stored {}"
+                + " responses without their body (the latest {} bytes); their replays say Idempotency-Replay: omitted."
+                + " Raise idempotency.store.memory.max-bytes or use a shared store", bytes.get(), maxBytes, count,
+                bodyLength);
+        }
+    }
+
+    /** @return what a record with these parts counts against the byte bound */
+    private static long weight(String key, byte[] fingerprint, byte[] response) {
+        return RECORD_OVERHEAD + key.length() + fingerprint.length + (response == null ? 0 : response.length + ARRAY_HEADER);
     }
 
     private void evicted() {
@@ -218,22 +306,19 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         long now = System.nanoTime();
         if (now - last >= WARN_EVERY_NANOS && lastWarning.compareAndSet(last, now)) {
             evictedSinceWarning.addAndGet(-count);
-            LOG.warn("idempotency in-memory store full ({} records): evicted {} earliest-completed records before"
-                + " their retention ended; retries of those keys will run again. Raise"
-                + " idempotency.store.memory.max-entries or use a shared store", maxEntries, count);
+            LOG.warn("idempotency in-memory store full ({} records, {} of {} bytes): evicted {} earliest-completed"
+                + " records before their retention ended; retries of those keys will run again. Raise"
+                + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store", entries.size(),
+                bytes.get(), maxBytes, count);
         }
     }
 
-    /** No completed record is left to evict: purge expired leases (at most once a second), else refuse. */
+    /** No completed record is left to evict: purge expired leases, at most once a second. */
     private void purgeWhenFull() {
         long last = lastFullPurge.get();
         long now = clock.millis();
         if ((last == Long.MIN_VALUE || now - last >= PURGE_AT_MOST_EVERY_MILLIS) && lastFullPurge.compareAndSet(last, now)) {
             purgeExpired(); // abandoned in-progress records whose lease ran out
-        }
-        if (entries.size() >= maxEntries) {
-            throw new IdempotencyStoreException("in-memory idempotency store is full: " + maxEntries
-                + " requests in progress; raise idempotency.store.memory.max-entries or use a shared store");
         }
     }
 
@@ -247,6 +332,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         final long token;
         final long deadline;
         final byte[] response;
+        final long weight;
 
         Entry(String key, byte[] fingerprint, long token, long deadline, byte[] response) {
             this.key = key;
@@ -254,6 +340,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             this.token = token;
             this.deadline = deadline;
             this.response = response;
+            this.weight = weight(key, fingerprint, response);
         }
 
         boolean isExpired(long now) {

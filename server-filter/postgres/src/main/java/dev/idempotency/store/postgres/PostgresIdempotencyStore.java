@@ -54,8 +54,9 @@ import java.util.function.Supplier;
 /**
  * The PostgreSQL idempotency store (CONTRACT S10-S17, S18, S19): records in one table shared by
  * every application instance, reached through a Micronaut datasource (HikariCP) and, in
- * transactional mode, through that datasource's Micronaut Data transaction manager. Enable it with
- * {@code idempotency.store.postgres.enabled=true}; it then replaces the in-memory store.
+ * transactional mode, through that datasource's Micronaut Data transaction manager. Select it with
+ * {@code idempotency.store.type=postgres} (or, with no type set,
+ * {@code idempotency.store.postgres.enabled=true}); it then replaces the in-memory store.
  *
  * <h2>Storage layout</h2>
  * Table {@code idempotency_records} (name and schema configurable), created by the Flyway migration
@@ -157,7 +158,7 @@ import java.util.function.Supplier;
  */
 @Singleton
 @Replaces(InMemoryIdempotencyStore.class)
-@Requires(property = PostgresStoreConfigurationProperties.PREFIX + ".enabled", value = "true")
+@Requires(condition = PostgresStoreSelected.class)
 public final class PostgresIdempotencyStore implements TransactionalIdempotencyStore {
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresIdempotencyStore.class);
@@ -219,6 +220,13 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         this.completes = new StatementBatcher<>("complete", executors::tryStatement,
             calls -> autocommit("complete", c -> completeBatch(c, calls)), call -> call.response().bodyLength(), this::concurrentBatches, config.getMaxBatchSize(),
             MAX_COMPLETE_BATCH_BYTES, config.getQueueCapacity());
+    }
+
+    @Override
+    public String describe() {
+        return "PostgreSQL table " + sql.table + " on datasource '" + config.getDatasource() + "', "
+            + (config.getThreads() > 0 ? config.getThreads() + " threads" : "a thread per pooled connection")
+            + ", batches of up to " + config.getMaxBatchSize() + (config.isMigrate() ? ", schema migrated at startup" : "");
     }
 
     @EventListener

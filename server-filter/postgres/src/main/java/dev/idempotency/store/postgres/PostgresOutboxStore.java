@@ -59,7 +59,7 @@ import java.util.Optional;
 @Singleton
 @Replaces(InMemoryOutboxStore.class)
 @Requires(classes = OutboxStore.class)
-@Requires(property = PostgresStoreConfigurationProperties.PREFIX + ".enabled", value = "true")
+@Requires(condition = PostgresStoreSelected.class)
 @Requires(property = OutboxConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 public final class PostgresOutboxStore implements OutboxStore {
 

@@ -64,8 +64,10 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     }
 
     /**
-     * Use PostgreSQL for idempotency records instead of the in-memory store. Default
-     * {@value #DEFAULT_ENABLED}: adding the module alone changes nothing.
+     * Use PostgreSQL for idempotency records instead of the in-memory store, when
+     * {@code idempotency.store.type} is not set (which, when set, decides alone:
+     * {@code idempotency.store.type=postgres}). Default {@value #DEFAULT_ENABLED}: adding the
+     * module alone changes nothing.
      *
      * @param enabled {@code true} to use this store
      */

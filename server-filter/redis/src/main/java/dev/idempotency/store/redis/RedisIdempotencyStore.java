@@ -210,6 +210,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
     private final Duration expiryGrace;
     private final CommandDeadlines deadlines;
     private final RedisConnector connector;
+    private final String description;
     /** Whether the server takes SET with NX and GET together (Redis 7.0+); learnt from the first refusal. */
     private volatile boolean setNxGet = true;
 
@@ -237,6 +238,33 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
             Math.min(MAX_TICK_NANOS, configuration.getCommandTimeout().toNanos() / 10));
         this.connector = new RedisConnector(client, uris, deadlines, tick, configuration.isEventLoopConnections());
+        this.description = "Redis " + (client instanceof RedisClusterClient ? "Cluster at " : "at ")
+            + uris.stream().map(u -> u.getHost() == null ? String.valueOf(u.getSocket()) : u.getHost() + ":" + u.getPort())
+                .collect(java.util.stream.Collectors.joining(","))
+            + ", keys " + keyPrefix + "{...}, command timeout " + configuration.getCommandTimeout().toMillis() + " ms"
+            + (configuration.isEventLoopConnections() && !(client instanceof RedisClusterClient)
+                ? ", a connection per event loop" : "");
+    }
+
+    @Override
+    public String describe() {
+        return description;
+    }
+
+    /**
+     * @return Redis's {@code maxmemory-policy} (of the node the shared connection reaches, for a
+     *     cluster); failed when Redis cannot be reached or does not allow {@code CONFIG GET}
+     */
+    CompletableFuture<String> maxmemoryPolicy() {
+        return run(connector.link(), "config-get", c -> c.configGet("maxmemory-policy").toCompletableFuture()
+                .<Object>thenApply(v -> v),
+            reply -> {
+                Object value = reply instanceof Map<?, ?> m ? m.get("maxmemory-policy") : null;
+                if (value == null) {
+                    throw new IOException("no maxmemory-policy in the reply to CONFIG GET: " + reply);
+                }
+                return String.valueOf(value);
+            });
     }
 
     @Override

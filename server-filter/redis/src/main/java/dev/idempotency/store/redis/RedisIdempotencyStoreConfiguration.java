@@ -40,4 +40,19 @@ public interface RedisIdempotencyStoreConfiguration {
     default boolean isEventLoopConnections() {
         return true;
     }
+
+    /** What the store does at startup when Redis may evict its keys ({@code maxmemory-policy}). */
+    enum EvictionCheck {
+        /** Log a WARN naming the policy and what to do. */
+        WARN,
+        /** Stop the application's startup. */
+        FAIL,
+        /** Do not check (e.g. where {@code CONFIG} is not allowed and the policy is known to be safe). */
+        OFF
+    }
+
+    /** @return what the store does at startup when Redis's {@code maxmemory-policy} can evict its keys */
+    default EvictionCheck getEvictionPolicyCheck() {
+        return EvictionCheck.WARN;
+    }
 }

@@ -31,6 +31,7 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     private Duration lateCompletionWindow = DEFAULT_LATE_COMPLETION_WINDOW;
     private Duration expiryGrace = DEFAULT_EXPIRY_GRACE;
     private boolean eventLoopConnections = DEFAULT_EVENT_LOOP_CONNECTIONS;
+    private EvictionCheck evictionPolicyCheck = EvictionCheck.WARN;
 
     @Override
     public boolean isEnabled() {
@@ -38,8 +39,9 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     }
 
     /**
-     * Whether the Redis store replaces the in-memory store. Default {@value #DEFAULT_ENABLED}:
-     * putting the module on the classpath is enough.
+     * Whether the Redis store replaces the in-memory store when {@code idempotency.store.type}
+     * is not set (which, when set, decides alone). Default {@value #DEFAULT_ENABLED}: putting the
+     * module on the classpath is enough.
      *
      * @param enabled {@code false} to keep the in-memory store
      */
@@ -153,5 +155,25 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      */
     public void setEventLoopConnections(boolean eventLoopConnections) {
         this.eventLoopConnections = eventLoopConnections;
+    }
+
+    @Override
+    public EvictionCheck getEvictionPolicyCheck() {
+        return evictionPolicyCheck;
+    }
+
+    /**
+     * What the store does at startup when Redis's {@code maxmemory-policy} lets Redis delete its
+     * keys under memory pressure: every {@code allkeys-*} policy, and every {@code volatile-*}
+     * one, since every key of the store has a TTL. An evicted record is a key the next retry runs
+     * again; only {@code noeviction} is safe (a full Redis then refuses writes, which the filter
+     * answers 503). {@code warn} logs it, {@code fail} stops the startup, {@code off} does not
+     * ask (the check needs {@code CONFIG GET}; where that is not allowed the store logs that it
+     * could not check). Default {@code warn}.
+     *
+     * @param evictionPolicyCheck {@code warn}, {@code fail} or {@code off}
+     */
+    public void setEvictionPolicyCheck(EvictionCheck evictionPolicyCheck) {
+        this.evictionPolicyCheck = java.util.Objects.requireNonNull(evictionPolicyCheck, PREFIX + ".eviction-policy-check");
     }
 }

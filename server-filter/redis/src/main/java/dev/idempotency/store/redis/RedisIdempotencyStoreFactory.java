@@ -21,8 +21,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Makes the {@link RedisIdempotencyStore} bean, which replaces the in-memory store, unless
- * {@code idempotency.store.redis.enabled=false}.
+ * Makes the {@link RedisIdempotencyStore} bean, which replaces the in-memory store, when the
+ * Redis store is selected: {@code idempotency.store.type=redis}, or no type and not
+ * {@code idempotency.store.redis.enabled=false} (see {@link dev.idempotency.server.store.StoreType}).
  *
  * <p>Which Redis: the one micronaut-redis is configured for. Without
  * {@code idempotency.store.redis.server} that is the default client, a {@link RedisClusterClient}
@@ -32,7 +33,7 @@ import java.util.Optional;
  * Looking the client and its settings up does no I/O; the store connects on first use.
  */
 @Factory
-@Requires(property = RedisIdempotencyStoreConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+@Requires(condition = RedisStoreSelected.class)
 final class RedisIdempotencyStoreFactory {
 
     @Singleton
@@ -58,8 +59,7 @@ final class RedisIdempotencyStoreFactory {
             .map(AbstractRedisClient.class::cast)
             .or(() -> beans.findBean(RedisClient.class))
             .orElseThrow(() -> new ConfigurationException("The Redis idempotency store needs a Redis client: set"
-                + " redis.uri (or redis.uris for a cluster), or " + RedisIdempotencyStoreConfigurationProperties.PREFIX
-                + ".enabled=false"));
+                + " redis.uri (or redis.uris for a cluster), or choose another store with idempotency.store.type"));
     }
 
     /** The URIs micronaut-redis made {@code client} for: its {@code uri} (standalone) or {@code uris} (cluster). */
