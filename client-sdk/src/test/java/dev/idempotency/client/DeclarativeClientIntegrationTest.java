@@ -46,6 +46,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 @MicronautTest
 @Property(name = "spec.name", value = "DeclarativeClientIntegrationTest")
 @Property(name = "idempotency.in-flight-retry-after-max", value = "2s")
+@Property(name = "idempotency.in-flight-retry-after-min", value = "2s")
 class DeclarativeClientIntegrationTest {
 
     static final MutableClock CLOCK = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));

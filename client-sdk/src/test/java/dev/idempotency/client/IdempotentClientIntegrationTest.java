@@ -40,6 +40,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 @MicronautTest
 @Property(name = "spec.name", value = "IdempotentClientIntegrationTest")
 @Property(name = "idempotency.in-flight-retry-after-max", value = "2s")
+@Property(name = "idempotency.in-flight-retry-after-min", value = "2s")
 class IdempotentClientIntegrationTest {
 
     @Inject

@@ -6,7 +6,6 @@ import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -82,7 +81,8 @@ final class Coordinator {
         if (remaining <= 0) {
             report.outcome(Outcome.CONFLICT, ex.key(), ex.request());
             return CompletableFuture.completedFuture(
-                responses.inProgress(min(inProgress.remainingLease(), config.getInFlightRetryAfterMax())));
+                responses.inProgress(ex.policy().latency().retryAfter(ex.policy().lease(), inProgress.remainingLease(),
+                    config.getInFlightRetryAfterMin(), config.getInFlightRetryAfterMax())));
         }
         CompletableFuture<Void> pause = new CompletableFuture<>();
         ex.loop().schedule(() -> pause.complete(null), Math.min(WAIT_POLL_NANOS, remaining), scheduler);
@@ -98,9 +98,5 @@ final class Coordinator {
         }
         LOG.error("idempotency store unavailable key={}: answering 503 ({})", ex.key(), e.toString());
         return CompletableFuture.completedFuture(responses.storeUnavailable());
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
     }
 }

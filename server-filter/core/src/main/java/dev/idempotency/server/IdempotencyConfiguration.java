@@ -69,6 +69,11 @@ public interface IdempotencyConfiguration {
     /** @return the largest {@code Retry-After} sent with 409 {@code idempotency-request-in-progress} */
     Duration getInFlightRetryAfterMax();
 
+    /** @return the smallest {@code Retry-After} sent with 409 {@code idempotency-request-in-progress} */
+    default Duration getInFlightRetryAfterMin() {
+        return IdempotencyConfigurationProperties.DEFAULT_IN_FLIGHT_RETRY_AFTER_MIN;
+    }
+
     /** @return the {@code Retry-After} sent with 503 {@code idempotency-store-unavailable} */
     Duration getStoreUnavailableRetryAfter();
 }

@@ -39,6 +39,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     public static final String DEFAULT_ANONYMOUS_SCOPE = "anonymous";
     public static final Duration DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(2);
     public static final Duration DEFAULT_IN_FLIGHT_RETRY_AFTER_MAX = Duration.ofSeconds(5);
+    public static final Duration DEFAULT_IN_FLIGHT_RETRY_AFTER_MIN = Duration.ofSeconds(1);
     /** 408, 425 and 429 ask the client to retry (CONTRACT C4); storing them would replay the refusal. */
     public static final Set<Integer> DEFAULT_RELEASE_STATUSES = Set.of(408, 425, 429);
 
@@ -69,6 +70,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     private String anonymousScope = DEFAULT_ANONYMOUS_SCOPE;
     private Duration storeUnavailableRetryAfter = DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER;
     private Duration inFlightRetryAfterMax = DEFAULT_IN_FLIGHT_RETRY_AFTER_MAX;
+    private Duration inFlightRetryAfterMin = DEFAULT_IN_FLIGHT_RETRY_AFTER_MIN;
 
     @Override
     public boolean isEnabled() {
@@ -421,13 +423,30 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
 
     /**
      * The largest {@code Retry-After} sent with 409 {@code idempotency-request-in-progress}. The
-     * header is the original's remaining lease, capped by this, so a client retries soon after
-     * a short request finishes instead of waiting out a 30 s lease. Default 5s.
+     * header is the time the original probably still needs (how long the route usually takes,
+     * as the filter has seen it run, minus how long the original has run; before it has seen
+     * the route run, the remaining lease), capped by this. Default 5s.
      *
      * @param inFlightRetryAfterMax a positive duration
      */
     public void setInFlightRetryAfterMax(Duration inFlightRetryAfterMax) {
         this.inFlightRetryAfterMax = Checks.positive(inFlightRetryAfterMax, PREFIX + ".in-flight-retry-after-max");
+    }
+
+    @Override
+    public Duration getInFlightRetryAfterMin() {
+        return inFlightRetryAfterMin;
+    }
+
+    /**
+     * The smallest {@code Retry-After} sent with 409 {@code idempotency-request-in-progress}, e.g.
+     * to keep clients of a fast operation from polling every second. The header is in whole
+     * seconds, so anything up to 1s means 1. At most {@code in-flight-retry-after-max}. Default 1s.
+     *
+     * @param inFlightRetryAfterMin a positive duration
+     */
+    public void setInFlightRetryAfterMin(Duration inFlightRetryAfterMin) {
+        this.inFlightRetryAfterMin = Checks.positive(inFlightRetryAfterMin, PREFIX + ".in-flight-retry-after-min");
     }
 
     static List<String> requirePointers(List<String> pointers, String setting) {

@@ -62,7 +62,9 @@ final class LeasedMode implements ExecutionMode {
             LOG.info("idempotency lease taken over key={}: the earlier holder's lease expired", ex.key());
         }
         LeaseKeeper.Keeping keeping = keeper.keep(lease);
+        long started = System.nanoTime();
         CompletableFuture<MutableHttpResponse<?>> handled = ex.runHandler(ex.context());
+        handled.thenRun(() -> ex.policy().latency().record(System.nanoTime() - started));
         // back on the request's loop before capturing and settling: the response is written from
         // there anyway, and a store whose connections belong to event loops is called without a hop
         return ex.loop().resume(handled)

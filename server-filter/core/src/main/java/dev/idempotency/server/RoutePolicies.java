@@ -35,7 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RoutePolicies {
 
     private static final RoutePolicy NONE = new RoutePolicy(false, Duration.ZERO, Duration.ZERO, Duration.ZERO,
-        false, JsonCanonicalizer.Pointers.NONE, List.of(), "", false);
+        false, JsonCanonicalizer.Pointers.NONE, List.of(), "", false, new RouteLatency());
 
     private final IdempotencyConfiguration config;
     private final ConversionService conversionService;
@@ -97,7 +97,7 @@ final class RoutePolicies {
             }
             return new RoutePolicy(false, config.getLease(), config.getRetention(), Duration.ZERO, false,
                 JsonCanonicalizer.Pointers.compile(config.getIgnoredJsonPointers()), config.getFingerprintHeaders(),
-                template, config.isTransactional());
+                template, config.isTransactional(), new RouteLatency());
         }
         List<String> pointers = new ArrayList<>(config.getIgnoredJsonPointers());
         pointers.addAll(IdempotencyConfigurationProperties.requirePointers(
@@ -118,7 +118,8 @@ final class RoutePolicies {
             duration(ann, "retention", config.getRetention(), where, false),
             duration(ann, "inFlightWait", Duration.ZERO, where, true),
             ann.booleanValue("failOpen").orElse(false),
-            JsonCanonicalizer.Pointers.compile(pointers), List.copyOf(headers), template, transactional);
+            JsonCanonicalizer.Pointers.compile(pointers), List.copyOf(headers), template, transactional,
+            new RouteLatency());
     }
 
     private Duration duration(AnnotationValue<Idempotent> ann, String member, Duration fallback, String where,

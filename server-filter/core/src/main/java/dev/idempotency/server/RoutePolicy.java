@@ -15,8 +15,9 @@ import java.util.List;
  * @param fingerprintHeaders  request headers included in the fingerprint
  * @param template            the route's URI template, part of the scope
  * @param transactional       whether acquire, handler and completion share one store transaction (S18)
+ * @param latency             how long the route's handler usually takes here, for {@code Retry-After} (S11)
  */
 record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
                    boolean failOpen, JsonCanonicalizer.Pointers ignoredJsonPointers, List<String> fingerprintHeaders,
-                   String template, boolean transactional) {
+                   String template, boolean transactional, RouteLatency latency) {
 }

@@ -114,7 +114,9 @@ final class TransactionalMode implements ExecutionMode {
             takeover = a.takeover();
             handlerRan = true;
             // in the context in scope here: the request's, plus the transaction
+            long started = System.nanoTime();
             MutableHttpResponse<?> handled = join(ex.runHandler(PropagatedContext.getOrEmpty()));
+            ex.policy().latency().record(System.nanoTime() - started);
             response = handled;
             if (settlement.releases(ex.request(), handled)) {
                 tx.setRollbackOnly();
