@@ -1,6 +1,8 @@
 package dev.idempotency.server.store;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -102,5 +104,19 @@ public interface IdempotencyStore {
      */
     default String describe() {
         return getClass().getName();
+    }
+
+    /**
+     * A cheap check that the backing storage answers and is usable, for health indicators and
+     * operators (CONTRACT O2): one round trip at most, never a write, never a record's content.
+     * Completes with what it found (for example the in-memory store's fill level, or that a
+     * table is present), or exceptionally with an {@link IdempotencyStoreException} saying why the
+     * store cannot serve. Like every operation here it must not block. The default answers at
+     * once with nothing found.
+     *
+     * @return details to report, keyed by name
+     */
+    default CompletionStage<Map<String, Object>> probe() {
+        return CompletableFuture.completedFuture(Map.of());
     }
 }

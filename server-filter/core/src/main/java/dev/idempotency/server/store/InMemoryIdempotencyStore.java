@@ -118,6 +118,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return "in memory, this instance only, up to " + maxEntries + " records and " + (maxBytes >> 20) + " MiB";
     }
 
+    /** @return records, bytes and how full the store is against the nearer of its two bounds, in percent */
+    @Override
+    public CompletionStage<Map<String, Object>> probe() {
+        int records = entries.size();
+        long held = bytes.get();
+        double fill = Math.max(records / (double) maxEntries, held / (double) maxBytes);
+        return CompletableFuture.completedFuture(Map.of("records", records, "maxEntries", maxEntries, "bytes", held,
+            "maxBytes", maxBytes, "fillPercent", Math.round(fill * 1000) / 10.0));
+    }
+
     @Override
     public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
         Objects.requireNonNull(storeKey, "storeKey");

@@ -222,6 +222,30 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
             MAX_COMPLETE_BATCH_BYTES, config.getQueueCapacity());
     }
 
+    /**
+     * One read of the table on the statement executor (O2): reachable, and the table present.
+     * A missing table fails the probe with what to do.
+     */
+    @Override
+    public CompletionStage<Map<String, Object>> probe() {
+        return executors.statement("probe", () -> autocommit("probe", c -> {
+            try (java.sql.Statement s = c.createStatement()) {
+                s.setQueryTimeout((int) Math.max(1, statementTimeoutMillis / 1000));
+                try (ResultSet rs = s.executeQuery("SELECT 1 FROM " + sql.table + " LIMIT 1")) {
+                    rs.next();
+                }
+            } catch (SQLException e) {
+                if ("42P01".equals(e.getSQLState())) {
+                    throw new IdempotencyStoreException("PostgreSQL idempotency store: the table " + sql.table
+                        + " does not exist; apply the migration db/idempotency (or set "
+                        + PostgresStoreConfigurationProperties.PREFIX + ".migrate=true)", e);
+                }
+                throw e;
+            }
+            return Map.<String, Object>of("table", sql.table, "tablePresent", true);
+        }));
+    }
+
     @Override
     public String describe() {
         return "PostgreSQL table " + sql.table + " on datasource '" + config.getDatasource() + "', "

@@ -251,6 +251,13 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         return description;
     }
 
+    /** One {@code PING} on the calling thread's connection: the probe's round trip (O2). */
+    @Override
+    public CompletionStage<Map<String, Object>> probe() {
+        return run(connector.link(), "ping", c -> c.ping().toCompletableFuture().<Object>thenApply(v -> v),
+            reply -> Map.of("ping", String.valueOf(reply)));
+    }
+
     /**
      * @return Redis's {@code maxmemory-policy} (of the node the shared connection reaches, for a
      *     cluster); failed when Redis cannot be reached or does not allow {@code CONFIG GET}
