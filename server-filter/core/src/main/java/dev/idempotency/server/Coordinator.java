@@ -31,9 +31,11 @@ final class Coordinator {
     private final Responses responses;
     private final IdempotencyScheduler scheduler;
     private final Report report;
+    private final StoreCircuit circuit;
 
     Coordinator(IdempotencyConfiguration config, LeasedMode leased, TransactionalMode transactional,
-                Responses responses, IdempotencyScheduler scheduler, Report report) {
+                Responses responses, IdempotencyScheduler scheduler, Report report, StoreCircuit circuit) {
+        this.circuit = circuit;
         this.config = config;
         this.leased = leased;
         this.transactional = transactional;
@@ -96,7 +98,15 @@ final class Coordinator {
                 + " duplicate protection", ex.key(), ex.request().getMethodName(), ex.policy().template(), e);
             return ex.runHandler(ex.context());
         }
-        LOG.error("idempotency store unavailable key={}: answering 503 ({})", ex.key(), e.toString());
-        return CompletableFuture.completedFuture(responses.storeUnavailable());
+        if (e instanceof StoreCalls.CircuitOpen) {
+            // the outage was logged when the circuit opened; a line per request would flood the log
+            LOG.debug("idempotency store known down key={}: answering 503", ex.key());
+        } else {
+            LOG.error("idempotency store unavailable key={}: answering 503 ({})", ex.key(), e.toString());
+        }
+        // while the circuit is open, Retry-After is when the next probe may find the store back
+        java.time.Duration untilProbe = circuit.untilNextProbe();
+        return CompletableFuture.completedFuture(responses.storeUnavailable(
+            untilProbe == null ? config.getStoreUnavailableRetryAfter() : untilProbe));
     }
 }

@@ -69,6 +69,16 @@ public interface IdempotencyConfiguration {
     /** @return the largest {@code Retry-After} sent with 409 {@code idempotency-request-in-progress} */
     Duration getInFlightRetryAfterMax();
 
+    /** @return how many failed store calls in a row open the store circuit; 0 never opens it */
+    default int getStoreCircuitFailures() {
+        return IdempotencyConfigurationProperties.DEFAULT_STORE_CIRCUIT_FAILURES;
+    }
+
+    /** @return how often one new key goes to the store as a probe while the circuit is open */
+    default Duration getStoreCircuitProbeInterval() {
+        return IdempotencyConfigurationProperties.DEFAULT_STORE_CIRCUIT_PROBE_INTERVAL;
+    }
+
     /** @return the smallest {@code Retry-After} sent with 409 {@code idempotency-request-in-progress} */
     default Duration getInFlightRetryAfterMin() {
         return IdempotencyConfigurationProperties.DEFAULT_IN_FLIGHT_RETRY_AFTER_MIN;

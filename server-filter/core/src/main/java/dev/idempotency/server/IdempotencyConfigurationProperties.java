@@ -40,6 +40,8 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     public static final Duration DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(2);
     public static final Duration DEFAULT_IN_FLIGHT_RETRY_AFTER_MAX = Duration.ofSeconds(5);
     public static final Duration DEFAULT_IN_FLIGHT_RETRY_AFTER_MIN = Duration.ofSeconds(1);
+    public static final int DEFAULT_STORE_CIRCUIT_FAILURES = 3;
+    public static final Duration DEFAULT_STORE_CIRCUIT_PROBE_INTERVAL = Duration.ofMillis(500);
     /** 408, 425 and 429 ask the client to retry (CONTRACT C4); storing them would replay the refusal. */
     public static final Set<Integer> DEFAULT_RELEASE_STATUSES = Set.of(408, 425, 429);
 
@@ -71,6 +73,8 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     private Duration storeUnavailableRetryAfter = DEFAULT_STORE_UNAVAILABLE_RETRY_AFTER;
     private Duration inFlightRetryAfterMax = DEFAULT_IN_FLIGHT_RETRY_AFTER_MAX;
     private Duration inFlightRetryAfterMin = DEFAULT_IN_FLIGHT_RETRY_AFTER_MIN;
+    private int storeCircuitFailures = DEFAULT_STORE_CIRCUIT_FAILURES;
+    private Duration storeCircuitProbeInterval = DEFAULT_STORE_CIRCUIT_PROBE_INTERVAL;
 
     @Override
     public boolean isEnabled() {
@@ -431,6 +435,39 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      */
     public void setInFlightRetryAfterMax(Duration inFlightRetryAfterMax) {
         this.inFlightRetryAfterMax = Checks.positive(inFlightRetryAfterMax, PREFIX + ".in-flight-retry-after-max");
+    }
+
+    @Override
+    public int getStoreCircuitFailures() {
+        return storeCircuitFailures;
+    }
+
+    /**
+     * How many store calls in a row must fail before the store counts as down: new keys are then
+     * answered 503 {@code idempotency-store-unavailable} at once, instead of each waiting for the
+     * store's own timeout, until a probe finds the store back. {@code 0} switches the circuit off.
+     * The in-memory store has none. Default {@value #DEFAULT_STORE_CIRCUIT_FAILURES}.
+     *
+     * @param storeCircuitFailures at least 0
+     */
+    public void setStoreCircuitFailures(int storeCircuitFailures) {
+        this.storeCircuitFailures = Checks.atLeast(storeCircuitFailures, 0, PREFIX + ".store-circuit-failures");
+    }
+
+    @Override
+    public Duration getStoreCircuitProbeInterval() {
+        return storeCircuitProbeInterval;
+    }
+
+    /**
+     * While the store counts as down, one new key every this often goes to the store as a probe;
+     * its success ends the outage for everyone. The 503s of the outage say this in their
+     * {@code Retry-After} (whole seconds, at least 1). Default 500ms.
+     *
+     * @param storeCircuitProbeInterval a positive duration
+     */
+    public void setStoreCircuitProbeInterval(Duration storeCircuitProbeInterval) {
+        this.storeCircuitProbeInterval = Checks.positive(storeCircuitProbeInterval, PREFIX + ".store-circuit-probe-interval");
     }
 
     @Override

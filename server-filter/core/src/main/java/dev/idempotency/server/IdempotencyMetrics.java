@@ -12,4 +12,8 @@ interface IdempotencyMetrics {
     void completionFenced();
 
     void leaseLost();
+
+    /** The store circuit opened ({@code true}) or closed again. */
+    default void storeCircuit(boolean open) {
+    }
 }

@@ -42,7 +42,7 @@ final class LeasedMode implements ExecutionMode {
 
     @Override
     public CompletionStage<Attempt> attempt(Exchange ex) {
-        CompletableFuture<AcquireResult> acquired = calls.timed("acquire",
+        CompletableFuture<AcquireResult> acquired = calls.acquire(
             () -> store.acquire(ex.key().storeKey(), ex.fingerprint(), ex.policy().lease()));
         return ex.loop().resume(acquired).handle((result, failure) -> {
             if (failure != null) {

@@ -33,6 +33,9 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     private final Counter takeovers;
     private final Counter fenced;
     private final Counter lost;
+    private final Counter circuitOpened;
+    private final Counter circuitClosed;
+    private final java.util.concurrent.atomic.AtomicInteger circuitOpen = new java.util.concurrent.atomic.AtomicInteger();
 
     MicrometerIdempotencyMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -46,6 +49,12 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
             .description("Completions rejected because the holder's lease had been taken over").register(registry);
         lost = Counter.builder("idempotency.leases.lost")
             .description("Lease renewals that found the lease taken over").register(registry);
+        circuitOpened = Counter.builder("idempotency.store.circuit").tag("transition", "opened")
+            .description("Times the store circuit opened (the store was known down) or closed again").register(registry);
+        circuitClosed = Counter.builder("idempotency.store.circuit").tag("transition", "closed")
+            .description("Times the store circuit opened (the store was known down) or closed again").register(registry);
+        io.micrometer.core.instrument.Gauge.builder("idempotency.store.circuit.open", circuitOpen, java.util.concurrent.atomic.AtomicInteger::get)
+            .description("1 while the store circuit is open: new keys are answered 503 at once").register(registry);
     }
 
     @Override
@@ -75,5 +84,11 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     @Override
     public void leaseLost() {
         lost.increment();
+    }
+
+    @Override
+    public void storeCircuit(boolean open) {
+        (open ? circuitOpened : circuitClosed).increment();
+        circuitOpen.set(open ? 1 : 0);
     }
 }

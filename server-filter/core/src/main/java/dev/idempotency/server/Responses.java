@@ -102,9 +102,14 @@ final class Responses {
 
     /** 503 {@code idempotency-store-unavailable} with {@code Retry-After}. */
     MutableHttpResponse<byte[]> storeUnavailable() {
+        return storeUnavailable(config.getStoreUnavailableRetryAfter());
+    }
+
+    /** 503 {@code idempotency-store-unavailable} with {@code retryAfter} (whole seconds, at least 1). */
+    MutableHttpResponse<byte[]> storeUnavailable(Duration retryAfter) {
         return problem(ProblemCode.STORE_UNAVAILABLE, "The server cannot check this request's "
             + config.getHeaderName() + " right now, so it did not run it. Retry after the time in Retry-After"
-            + " with the same key.", config.getStoreUnavailableRetryAfter());
+            + " with the same key.", retryAfter);
     }
 
     /**

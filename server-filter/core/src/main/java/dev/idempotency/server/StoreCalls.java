@@ -21,9 +21,35 @@ import java.util.function.Supplier;
 final class StoreCalls {
 
     private final IdempotencyMetrics metrics;
+    private final StoreCircuit circuit;
 
-    StoreCalls(IdempotencyMetrics metrics) {
+    StoreCalls(IdempotencyMetrics metrics, StoreCircuit circuit) {
         this.metrics = metrics;
+        this.circuit = circuit;
+    }
+
+    /** A new key the store circuit held back: the store is known down (S19). */
+    static final class CircuitOpen extends IdempotencyStoreException {
+        CircuitOpen() {
+            super("idempotency store known to be down (store circuit open): not asked");
+        }
+    }
+
+    /**
+     * An acquire, unless the store circuit holds new keys back, in which case the stage fails at
+     * once with {@link CircuitOpen}.
+     */
+    <T> CompletableFuture<T> acquire(Supplier<? extends CompletionStage<T>> call) {
+        if (!circuit.admit()) {
+            metrics.storeLatency("acquire", 0, true);
+            return CompletableFuture.failedFuture(new CircuitOpen());
+        }
+        return timed("acquire", call);
+    }
+
+    /** @return the circuit the calls report to */
+    StoreCircuit circuit() {
+        return circuit;
     }
 
     <T> CompletableFuture<T> timed(String operation, Supplier<? extends CompletionStage<T>> call) {
@@ -36,13 +62,16 @@ final class StoreCalls {
         }
         if (stage.isDone() && !stage.isCompletedExceptionally()) {
             metrics.storeLatency(operation, System.nanoTime() - start, false); // the in-memory fast path
+            circuit.succeeded();
             return stage;
         }
         return stage.handle((value, failure) -> {
             metrics.storeLatency(operation, System.nanoTime() - start, failure != null);
             if (failure != null) {
+                circuit.failed(failure);
                 throw new CompletionException(storeFailure(operation, failure));
             }
+            circuit.succeeded();
             return value;
         });
     }

@@ -19,8 +19,10 @@ import java.util.concurrent.TimeoutException;
  * The idempotency store in Micronaut's {@code /health} (CONTRACT O2), when micronaut-management
  * is on the classpath: {@code idempotencyStore} is UP when the store's {@link IdempotencyStore#probe()
  * probe} answers within {@value #TIMEOUT_MILLIS} ms, with the store's description, the probe's
- * latency and what it found (the in-memory store's fill level, PostgreSQL's table, Redis's
- * round trip); DOWN with the reason otherwise. Never blocks a thread: the probe is asynchronous
+ * latency, the store circuit's state (S19: {@code closed}, or {@code open} while new keys are
+ * answered 503 at once) and what it found (the in-memory store's fill level, PostgreSQL's table,
+ * Redis's round trip); DOWN with the reason otherwise. A probe that finds the store back closes
+ * the circuit. Never blocks a thread: the probe is asynchronous
  * like every store call.
  */
 @Singleton
@@ -32,9 +34,11 @@ final class StoreHealthIndicator implements HealthIndicator {
     static final long TIMEOUT_MILLIS = 2000;
 
     private final IdempotencyStore store;
+    private final StoreCircuit circuit;
 
-    StoreHealthIndicator(IdempotencyStore store) {
+    StoreHealthIndicator(IdempotencyStore store, StoreCircuit circuit) {
         this.store = store;
+        this.circuit = circuit;
     }
 
     @Override
@@ -46,7 +50,9 @@ final class StoreHealthIndicator implements HealthIndicator {
                     Map<String, Object> details = new LinkedHashMap<>();
                     details.put("store", store.describe());
                     details.put("latencyMillis", Math.round((System.nanoTime() - start) / 100_000.0) / 10.0);
+                    details.put("circuit", circuit.state().name().toLowerCase(java.util.Locale.ROOT));
                     if (failure == null) {
+                        circuit.succeeded(); // the store answers: no request has to wait for a probe of its own
                         details.putAll(found);
                         return HealthResult.builder(NAME, HealthStatus.UP).details(details).build();
                     }

@@ -42,9 +42,11 @@ final class TransactionalMode implements ExecutionMode {
     private final Settlement settlement;
     private final Responses responses;
     private final Report report;
+    private final StoreCircuit circuit;
 
     TransactionalMode(IdempotencyStore store, ResponseCapture capture, Settlement settlement, Responses responses,
-                      Report report) {
+                      Report report, StoreCircuit circuit) {
+        this.circuit = circuit;
         this.store = store;
         this.capture = capture;
         this.settlement = settlement;
@@ -55,6 +57,9 @@ final class TransactionalMode implements ExecutionMode {
     @Override
     public CompletionStage<Attempt> attempt(Exchange ex) {
         TransactionalIdempotencyStore txStore = (TransactionalIdempotencyStore) store; // checked at startup
+        if (!circuit.admit()) {
+            return CompletableFuture.completedFuture(new Attempt.StoreFailed(new StoreCalls.CircuitOpen()));
+        }
         InTransaction attempt = new InTransaction(ex);
         CompletableFuture<InTransaction> done;
         // the store opens its transaction in the context current here, so the route sees the request's
@@ -68,8 +73,10 @@ final class TransactionalMode implements ExecutionMode {
             if (failure != null) {
                 Throwable t = StoreCalls.unwrap(failure);
                 if (!(t instanceof IdempotencyStoreException storeFailure)) {
+                    circuit.succeeded(); // the store answered; the handler failed
                     throw failure instanceof CompletionException c ? c : new CompletionException(failure);
                 }
+                circuit.failed(storeFailure);
                 if (!attempt.handlerRan) {
                     return new Attempt.StoreFailed(storeFailure);
                 }
@@ -78,6 +85,7 @@ final class TransactionalMode implements ExecutionMode {
                     + " were rolled back; answering 503", ex.key(), storeFailure);
                 return new Attempt.Executed(responses.storeUnavailable());
             }
+            circuit.succeeded();
             if (attempt.response != null) {
                 if (attempt.takeover) {
                     report.metrics().leaseTakenOver();

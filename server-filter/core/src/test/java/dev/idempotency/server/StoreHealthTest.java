@@ -50,7 +50,8 @@ class StoreHealthTest {
     @Test
     @DisplayName("O2: a store whose probe fails is DOWN with the reason")
     void downWithTheReason() {
-        StoreHealthIndicator indicator = new StoreHealthIndicator(new FailingProbe());
+        StoreHealthIndicator indicator = new StoreHealthIndicator(new FailingProbe(),
+            new StoreCircuit(3, Duration.ofMillis(500), System::nanoTime, new NoopIdempotencyMetrics()));
         HealthResult result = Mono.from(indicator.getResult()).block(Duration.ofSeconds(5));
         assertThat(result.getStatus()).isEqualTo(HealthStatus.DOWN);
         assertThat((Map<String, Object>) result.getDetails()).containsEntry("error", "connection refused (test)");

@@ -42,6 +42,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @MicronautTest
 @Property(name = "spec.name", value = "StoreOutageTest")
+// every call here meets the store itself; the circuit that answers a known outage at once is StoreCircuitOutageTest's
+@Property(name = "idempotency.store-circuit-failures", value = "0")
 class StoreOutageTest {
 
     /** The in-memory store behind a switch that makes every call fail like an unreachable server. */

@@ -87,6 +87,8 @@ final class RedisConnector implements AutoCloseable {
 
     private final Object lock = new Object();
     private final Link shared = new Link(null);
+    /** Doubling from 1 ms up to the configured cap, instead of the application client's (up to 30 s). */
+    private final io.lettuce.core.resource.Delay reconnectDelay;
     private final Map<EventExecutor, Link> loopLinks = new ConcurrentHashMap<>();
     private ScheduledFuture<?> ticker; // guarded by lock
     private boolean closed; // guarded by lock
@@ -98,9 +100,12 @@ final class RedisConnector implements AutoCloseable {
      * @param deadlines          the calls' deadlines, expired by this connector's tick
      * @param tickNanos          how often deadlines are checked
      * @param eventLoopConnections whether a call on an event loop may get a connection of that loop
+     * @param reconnectDelayMax  the longest wait between two reconnect attempts of a lost connection
      */
     RedisConnector(AbstractRedisClient applicationClient, List<RedisURI> uris, CommandDeadlines deadlines,
-                   long tickNanos, boolean eventLoopConnections) {
+                   long tickNanos, boolean eventLoopConnections, java.time.Duration reconnectDelayMax) {
+        this.reconnectDelay = io.lettuce.core.resource.Delay.exponential(java.time.Duration.ofMillis(1), reconnectDelayMax,
+            2, TimeUnit.MILLISECONDS);
         this.applicationClient = Objects.requireNonNull(applicationClient, "applicationClient");
         this.uris = List.copyOf(uris);
         this.deadlines = deadlines;
@@ -303,7 +308,8 @@ final class RedisConnector implements AutoCloseable {
                 .timer(app.timer())
                 .eventBus(app.eventBus())
                 .tracing(app.tracing())
-                .reconnectDelay(app.reconnectDelay())
+                // a store that is back is used within the cap, not after a back-off of up to 30 s
+                .reconnectDelay(reconnectDelay)
                 .socketAddressResolver(app.socketAddressResolver())
                 .addressResolverGroup(app.addressResolverGroup())
                 .commandLatencyRecorder(app.commandLatencyRecorder())

@@ -237,7 +237,8 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         this.deadlines = new CommandDeadlines(configuration.getCommandTimeout());
         long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
             Math.min(MAX_TICK_NANOS, configuration.getCommandTimeout().toNanos() / 10));
-        this.connector = new RedisConnector(client, uris, deadlines, tick, configuration.isEventLoopConnections());
+        this.connector = new RedisConnector(client, uris, deadlines, tick, configuration.isEventLoopConnections(),
+            configuration.getReconnectDelayMax());
         this.description = "Redis " + (client instanceof RedisClusterClient ? "Cluster at " : "at ")
             + uris.stream().map(u -> u.getHost() == null ? String.valueOf(u.getSocket()) : u.getHost() + ":" + u.getPort())
                 .collect(java.util.stream.Collectors.joining(","))

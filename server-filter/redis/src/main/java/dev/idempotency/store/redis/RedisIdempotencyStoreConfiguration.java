@@ -41,6 +41,11 @@ public interface RedisIdempotencyStoreConfiguration {
         return true;
     }
 
+    /** @return the longest wait between two attempts to reconnect a lost connection of the store */
+    default Duration getReconnectDelayMax() {
+        return Duration.ofMillis(500);
+    }
+
     /** What the store does at startup when Redis may evict its keys ({@code maxmemory-policy}). */
     enum EvictionCheck {
         /** Log a WARN naming the policy and what to do. */

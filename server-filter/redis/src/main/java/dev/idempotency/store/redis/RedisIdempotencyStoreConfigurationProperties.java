@@ -32,6 +32,7 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     private Duration expiryGrace = DEFAULT_EXPIRY_GRACE;
     private boolean eventLoopConnections = DEFAULT_EVENT_LOOP_CONNECTIONS;
     private EvictionCheck evictionPolicyCheck = EvictionCheck.WARN;
+    private Duration reconnectDelayMax = Duration.ofMillis(500);
 
     @Override
     public boolean isEnabled() {
@@ -155,6 +156,22 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      */
     public void setEventLoopConnections(boolean eventLoopConnections) {
         this.eventLoopConnections = eventLoopConnections;
+    }
+
+    @Override
+    public Duration getReconnectDelayMax() {
+        return reconnectDelayMax;
+    }
+
+    /**
+     * The longest wait between two attempts to reconnect a lost connection of the store; the
+     * waits double from 1 ms up to this. A Redis that comes back is used again within about this
+     * long, where Lettuce's own back-off would wait up to 30 s. Default 500ms.
+     *
+     * @param reconnectDelayMax a positive duration
+     */
+    public void setReconnectDelayMax(Duration reconnectDelayMax) {
+        this.reconnectDelayMax = Checks.positive(reconnectDelayMax, PREFIX + ".reconnect-delay-max");
     }
 
     @Override
