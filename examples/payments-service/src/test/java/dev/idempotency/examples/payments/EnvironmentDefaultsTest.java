@@ -32,12 +32,12 @@ class EnvironmentDefaultsTest {
 
     @Test
     @DisplayName("S17/S18: the postgres environment: PostgreSQL store, transactional mode, POSTGRES_URL with a"
-        + " working local default, a 2 s connection timeout")
+        + " working local default, a 1 s connection timeout")
     void postgresDefaults() {
         assertThat(resolved("postgres", "datasources.default.url"))
             .isEqualTo(envOr("POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test"));
         assertThat(resolved("postgres", "datasources.default.username")).isEqualTo(envOr("POSTGRES_USER", "postgres"));
-        assertThat(resolved("postgres", "datasources.default.connection-timeout")).isEqualTo("2000");
+        assertThat(resolved("postgres", "datasources.default.connection-timeout")).isEqualTo("1000");
         assertThat(resolved("postgres", "idempotency.store.type")).isEqualTo("postgres");
         assertThat(resolved("postgres", "idempotency.transactional")).isEqualTo("true");
         assertThat(resolved("postgres", "payments.postgres.schema"))
