@@ -3,6 +3,7 @@ package dev.idempotency.client;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
 import io.github.resilience4j.retry.RetryRegistry;
+import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.HttpResponse;
@@ -27,6 +28,7 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
@@ -132,7 +134,7 @@ final class DefaultIdempotentClient implements IdempotentClient {
      * @return what the method returns
      */
     Object invoke(DeclarativeCall call) {
-        InvocationRun run = new InvocationRun(call);
+        InvocationRun run = new InvocationRun(call, false);
         CallerThreadLoop loop = run.loop;
         run.schedule();
         try {
@@ -144,6 +146,22 @@ final class DefaultIdempotentClient implements IdempotentClient {
         } catch (ExecutionException e) {
             throw unwrap(e);
         }
+    }
+
+    /**
+     * Runs a declarative invocation whose method returns a {@code CompletionStage} or a
+     * {@code Publisher}, with the same policy, key and outcomes as {@link #invoke}, without
+     * blocking any thread: each attempt's stage (or publisher's first item) is awaited by callback,
+     * and the waits between attempts are the sleeper's. Attempts after the first run in the
+     * caller's propagated context, on whichever thread completed the previous step.
+     *
+     * @param call the invocation, its key already made and validated
+     * @return the value the method's stage completes with; failed as {@link #invoke} would throw
+     */
+    CompletableFuture<Object> invokeAsync(DeclarativeCall call) {
+        InvocationRun run = new InvocationRun(call, true);
+        run.schedule();
+        return run.promise;
     }
 
     /** The operation's own failure, as the blocking caller should see it. */
@@ -522,17 +540,26 @@ final class DefaultIdempotentClient implements IdempotentClient {
      */
     private final class InvocationRun extends Run<Object> {
         final DeclarativeCall call;
-        final CallerThreadLoop loop = new CallerThreadLoop();
+        /** The caller's thread, for a blocking method; {@code null} for an asynchronous one. */
+        final CallerThreadLoop loop;
+        final PropagatedContext context = PropagatedContext.getOrEmpty();
         volatile IdempotentResult<Object> result;
 
-        InvocationRun(DeclarativeCall call) {
+        InvocationRun(DeclarativeCall call, boolean async) {
             super(call.key(), call.budgetTarget(), true);
             this.call = call;
+            this.loop = async ? null : new CallerThreadLoop();
         }
 
         @Override
         void dispatch(Runnable step) {
-            loop.execute(step);
+            if (loop != null) {
+                loop.execute(step);
+                return;
+            }
+            try (PropagatedContext.Scope ignored = context.propagate()) {
+                step.run();
+            }
         }
 
         @Override
@@ -545,6 +572,9 @@ final class DefaultIdempotentClient implements IdempotentClient {
             call.beginAttempt(headerValue);
             try {
                 Object value = call.proceed();
+                if (loop == null) {
+                    return settled(value, number);
+                }
                 HttpResponse<?> response = value instanceof HttpResponse<?> r ? r : call.lastResponse();
                 IdempotentResult<byte[]> snapshot = response != null ? snapshot(response, number)
                     : new IdempotentResult<>(200, Map.of(), EMPTY, EMPTY, false, number, key);
@@ -554,6 +584,26 @@ final class DefaultIdempotentClient implements IdempotentClient {
             } catch (Throwable t) {
                 return CompletableFuture.failedFuture(t);
             }
+        }
+
+        /** An asynchronous method's attempt: its stage, or its publisher's first item, once there. */
+        private CompletableFuture<Sent> settled(Object value, int number) {
+            CompletableFuture<Object> outcome = value instanceof CompletionStage<?> stage
+                ? stage.toCompletableFuture().thenApply(v -> (Object) v)
+                : value instanceof Publisher<?> publisher ? first(publisher) : CompletableFuture.completedFuture(value);
+            return outcome.handle((v, failure) -> {
+                if (failure == null) {
+                    HttpResponse<?> response = v instanceof HttpResponse<?> r ? r : call.lastResponse();
+                    IdempotentResult<byte[]> snapshot = response != null ? snapshot(response, number)
+                        : new IdempotentResult<>(200, Map.of(), EMPTY, EMPTY, false, number, key);
+                    return new Sent(snapshot, v, true);
+                }
+                Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                if (t instanceof HttpClientResponseException e) {
+                    return new Sent(snapshot(e.getResponse(), number), null, false);
+                }
+                throw t instanceof CompletionException c ? c : new CompletionException(t);
+            });
         }
 
         @Override
@@ -586,6 +636,38 @@ final class DefaultIdempotentClient implements IdempotentClient {
             }
             return promise.get();
         }
+    }
+
+    /** @return the first item {@code publisher} emits, or {@code null} when it completes empty */
+    private static CompletableFuture<Object> first(Publisher<?> publisher) {
+        CompletableFuture<Object> first = new CompletableFuture<>();
+        publisher.subscribe(new Subscriber<Object>() {
+            private Subscription subscription;
+
+            @Override
+            public void onSubscribe(Subscription s) {
+                subscription = s;
+                s.request(1);
+            }
+
+            @Override
+            public void onNext(Object item) {
+                if (first.complete(item)) {
+                    subscription.cancel();
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                first.completeExceptionally(t);
+            }
+
+            @Override
+            public void onComplete() {
+                first.complete(null);
+            }
+        });
+        return first;
     }
 
     private static String string(Object value) {

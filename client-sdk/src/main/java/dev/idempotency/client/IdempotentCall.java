@@ -59,12 +59,13 @@ import java.lang.annotation.Target;
  *       itself.</li>
  * </ul>
  *
- * <p>Supported return types: blocking ones only: a body type, {@code HttpResponse<T>},
- * {@code Optional<T>} or {@code void}. A method returning a {@code Publisher}, a reactive type or
- * a {@code CompletionStage} fails at call time with an {@link UnsupportedOperationException}
- * (nothing is sent); call it from a blocking thread, or use
- * {@link IdempotentClient#executeAsync(IdempotentOperation, Class)}. Do not call an annotated
- * method on an event loop thread.
+ * <p>Supported return types: blocking ones (a body type, {@code HttpResponse<T>},
+ * {@code Optional<T>} or {@code void}), which run every attempt on the calling thread, so do not
+ * call them on an event loop; and asynchronous ones ({@code CompletableFuture<T>},
+ * {@code CompletionStage<T>}, or a {@code Publisher<T>} such as Reactor's {@code Mono}), which
+ * return at once and run the same policy by callbacks, blocking no thread: the returned stage
+ * completes with the final attempt's value, or fails with the exception the blocking form would
+ * throw. {@link IdempotentCalls#lastResult()} is for the blocking forms only.
  *
  * <p>Do not combine it with Micronaut's {@code @Retryable} on the same method (that would retry
  * the retries), and do not mint keys in a client filter of your own: a filter runs once per

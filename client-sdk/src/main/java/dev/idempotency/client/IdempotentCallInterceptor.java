@@ -7,6 +7,7 @@ import io.micronaut.aop.MethodInterceptor;
 import io.micronaut.aop.MethodInvocationContext;
 import io.micronaut.context.BeanContext;
 import io.micronaut.core.annotation.Internal;
+import io.micronaut.core.async.publisher.Publishers;
 import io.micronaut.core.convert.ConversionService;
 import io.micronaut.core.type.Argument;
 import io.micronaut.core.type.MutableArgumentValue;
@@ -16,6 +17,7 @@ import io.micronaut.json.JsonMapper;
 
 import java.net.URI;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
@@ -54,17 +56,20 @@ final class IdempotentCallInterceptor implements MethodInterceptor<Object, Objec
                 + context.getExecutableMethod() + " is not one");
         }
         InterceptedMethod intercepted = InterceptedMethod.of(context, conversionService);
-        if (intercepted.resultType() != InterceptedMethod.ResultType.SYNCHRONOUS) {
-            throw new UnsupportedOperationException("@IdempotentCall supports blocking return types only (a body, "
-                + "HttpResponse<T>, Optional<T> or void); " + context.getExecutableMethod() + " returns "
-                + context.getReturnType().getType().getName() + ". Nothing was sent.");
-        }
         String name = context.stringValue(IdempotentCall.class).filter(n -> !n.isBlank()).orElse(DEFAULT);
         DefaultIdempotentClient engine = engine(name);
         IdempotentClientConfig config = engine.config();
         String key = Keys.validate(callerKey(context).orElseGet(config.keyGenerator()), config.keyFormat());
         DeclarativeCall call = new DeclarativeCall(context, this, key, config.headerName(), budgetTarget(context, name));
         context.setAttribute(DeclarativeCall.ATTRIBUTE, call);
+        if (intercepted.resultType() != InterceptedMethod.ResultType.SYNCHRONOUS) {
+            // CompletableFuture/CompletionStage, or a Publisher (Mono, Flux, ...): the same policy,
+            // run by callbacks; the method returns at once
+            CompletableFuture<Object> promise = engine.invokeAsync(call);
+            promise.whenComplete((v, e) -> context.removeAttribute(DeclarativeCall.ATTRIBUTE, DeclarativeCall.class));
+            return intercepted.handleResult(intercepted.resultType() == InterceptedMethod.ResultType.PUBLISHER
+                ? Publishers.fromCompletableFuture(promise) : promise);
+        }
         try {
             return engine.invoke(call);
         } finally {

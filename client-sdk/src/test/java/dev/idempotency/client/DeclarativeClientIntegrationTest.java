@@ -282,13 +282,65 @@ class DeclarativeClientIntegrationTest {
     }
 
     @Test
-    @DisplayName("C8: a reactive/async return type is refused at call time with a clear error, and nothing is sent")
-    void asyncReturnTypeRefused() {
-        assertThatThrownBy(() -> payments.async(payment(1)))
-            .isInstanceOf(UnsupportedOperationException.class)
-            .hasMessageContaining("blocking return types only")
-            .hasMessageContaining("CompletableFuture");
-        assertThat(api.keysSeen).isEmpty();
+    @DisplayName("C1/C8/C9: a CompletableFuture method: 503 twice then 201 -> one side effect, the same key on every attempt, waits by the sleeper")
+    void completableFutureRetriedWithOneKey() throws Exception {
+        int before = api.effects("flaky");
+
+        CompletableFuture<Payment> future = payments.async(2, payment(300));
+
+        Payment p = future.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(p.amount()).isEqualTo(300);
+        assertThat(api.keysSeen).hasSize(3).containsOnly(api.keysSeen.get(0));
+        assertThat(UUID.fromString(api.keysSeen.get(0).replace("\"", "")).version()).isEqualTo(4);
+        assertThat(api.effects("flaky") - before).isEqualTo(1);
+        assertThat(SLEEPER.sleeps).hasSize(2);
+    }
+
+    @Test
+    @DisplayName("C1/C8: a Publisher method: retried with one key like the blocking form; the publisher emits the final body")
+    void publisherRetriedWithOneKey() throws Exception {
+        int before = api.effects("flaky");
+        CompletableFuture<Payment> first = new CompletableFuture<>();
+        payments.publisher(1, payment(301)).subscribe(new org.reactivestreams.Subscriber<>() {
+            @Override
+            public void onSubscribe(org.reactivestreams.Subscription s) {
+                s.request(1);
+            }
+
+            @Override
+            public void onNext(Payment item) {
+                first.complete(item);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                first.completeExceptionally(t);
+            }
+
+            @Override
+            public void onComplete() {
+                first.complete(null);
+            }
+        });
+        assertThat(first.get(10, java.util.concurrent.TimeUnit.SECONDS).amount()).isEqualTo(301);
+        assertThat(api.keysSeen).hasSize(2).containsOnly(api.keysSeen.get(0));
+        assertThat(api.effects("flaky") - before).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("C4/C8: an asynchronous method's 400 is not retried: its stage fails with NonRetryableStatusException")
+    void asyncNonRetryable() {
+        int before = api.effects("bad-request");
+        java.util.concurrent.CompletionStage<Payment> stage = payments.asyncBadRequest(payment(1));
+        Throwable failure = catchThrowableOfType(
+            () -> stage.toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS),
+            java.util.concurrent.ExecutionException.class).getCause();
+        assertThat(failure).isInstanceOfSatisfying(NonRetryableStatusException.class, e -> {
+            assertThat(e.status()).hasValue(400);
+            assertThat(e.attempts()).isEqualTo(1);
+        });
+        assertThat(api.effects("bad-request") - before).isEqualTo(1);
+        assertThat(SLEEPER.sleeps).isEmpty();
     }
 
     @Test

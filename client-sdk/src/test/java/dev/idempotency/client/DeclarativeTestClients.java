@@ -57,9 +57,17 @@ final class DeclarativeTestClients {
         @IdempotentCall("decl")
         HttpResponse<Payment> trap(@Body NewPayment body);
 
-        @Post("/d/flaky/0")
+        @Post("/d/flaky/{failures}")
         @IdempotentCall("decl")
-        CompletableFuture<Payment> async(@Body NewPayment body);
+        CompletableFuture<Payment> async(@PathVariable int failures, @Body NewPayment body);
+
+        @Post("/d/flaky/{failures}")
+        @IdempotentCall("decl")
+        org.reactivestreams.Publisher<Payment> publisher(@PathVariable int failures, @Body NewPayment body);
+
+        @Post("/d/bad-request")
+        @IdempotentCall("decl")
+        java.util.concurrent.CompletionStage<Payment> asyncBadRequest(@Body NewPayment body);
 
         @Post("/d/payments")
         @IdempotentCall
