@@ -307,6 +307,39 @@ public abstract class IdempotencyStoreContractTest {
     }
 
     @Test
+    @DisplayName("S12/S16: a token is never reused across records of one key: expired, released and re-created"
+        + " records each get a larger token, and no earlier token acts on a later record")
+    void tokensNeverReusedAcrossRecords() {
+        String key = newKey();
+        java.util.List<Long> tokens = new java.util.ArrayList<>();
+        // 1. completed, then past its retention
+        long t1 = acquired(key, fingerprint("a"));
+        tokens.add(t1);
+        assertThat(complete(key, t1, response(200, "first"), Duration.ofMinutes(1))).isTrue();
+        clock.advance(Duration.ofMinutes(2));
+        // 2. re-created after the retention ended, then released
+        long t2 = acquired(key, fingerprint("b"));
+        tokens.add(t2);
+        assertThat(release(key, t2)).isTrue();
+        // 3. re-created after a release, then its lease runs out
+        long t3 = acquired(key, fingerprint("c"));
+        tokens.add(t3);
+        clock.advance(LEASE.plusSeconds(1));
+        // 4. taken over
+        long t4 = acquired(key, fingerprint("d"));
+        tokens.add(t4);
+        assertThat(tokens).doesNotHaveDuplicates().isSorted();
+        for (long old : tokens.subList(0, 3)) {
+            assertThat(complete(key, old, response(200, "stale"), RETENTION)).as("token %d", old).isFalse();
+            assertThat(renew(key, old, LEASE)).as("token %d", old).isFalse();
+            assertThat(release(key, old)).as("token %d", old).isFalse();
+        }
+        assertThat(complete(key, t4, response(201, "current"), RETENTION)).isTrue();
+        assertThat(acquire(key, fingerprint("d"), LEASE)).isInstanceOfSatisfying(AcquireResult.Replay.class,
+            r -> assertThat(r.response().status()).isEqualTo(201));
+    }
+
+    @Test
     @DisplayName("S13/S17: binary bodies (every byte value) and multi-valued headers round-trip exactly")
     void binaryBodiesRoundTrip() {
         String key = newKey();
