@@ -1,6 +1,8 @@
 package dev.idempotency.examples.client;
 
+import dev.idempotency.client.IdempotentClient;
 import io.micronaut.context.ApplicationContext;
+import io.micronaut.inject.qualifiers.Qualifiers;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -24,16 +26,30 @@ final class ClientContext {
      * @return the started context
      */
     static ApplicationContext start(Map<String, Object> properties) {
+        return start(properties, null);
+    }
+
+    /**
+     * @param properties the client's configuration
+     * @param payments   the settings {@code @IdempotentCall("payments")} runs with, registered before
+     *                   the context starts (where the SDK checks that they exist); {@code null} for none
+     * @return the started context
+     */
+    static ApplicationContext start(Map<String, Object> properties, IdempotentClient payments) {
         Map<String, Object> all = new HashMap<>(properties);
         all.put("idempotency.enabled", false);
         all.put("idempotency.store.type", "memory");
-        return ApplicationContext.builder()
+        ApplicationContext context = ApplicationContext.builder()
             .environments("payments-client")
             .deduceEnvironment(false)
             .enableDefaultPropertySources(false)
             .environmentPropertySource(false)
             .banner(false)
             .properties(all)
-            .start();
+            .build();
+        if (payments != null) {
+            context.registerSingleton(IdempotentClient.class, payments, Qualifiers.byName("payments"));
+        }
+        return context.start();
     }
 }

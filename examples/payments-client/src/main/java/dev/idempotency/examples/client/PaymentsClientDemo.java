@@ -256,11 +256,11 @@ public final class PaymentsClientDemo {
                     .resetProbability(settings.reset())
                     .build().start();
                  HttpClient throughProxy = HttpClient.create(url(URI.create(proxy.baseUrl())));
+                 // @IdempotentCall("payments") on PaymentsApi runs with this same client's settings
                  ApplicationContext clientContext = ClientContext.start(
-                     Map.of("micronaut.http.services.payments.url", proxy.baseUrl()))) {
-                IdempotentClient client = idempotentClient(throughProxy, settings);
-                // @IdempotentCall("payments") on PaymentsApi runs with this same client's settings
-                clientContext.registerSingleton(IdempotentClient.class, client, Qualifiers.byName("payments"));
+                     Map.of("micronaut.http.services.payments.url", proxy.baseUrl()),
+                     idempotentClient(throughProxy, settings))) {
+                IdempotentClient client = clientContext.getBean(IdempotentClient.class, Qualifiers.byName("payments"));
                 PaymentsApi api = clientContext.getBean(PaymentsApi.class);
                 String where = inProcess == null ? String.valueOf(service)
                     : "the payments service, started in-process at " + service + " ("

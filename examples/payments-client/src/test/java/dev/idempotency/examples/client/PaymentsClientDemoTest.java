@@ -400,9 +400,9 @@ class PaymentsClientDemoTest {
         try (FaultProxy proxy = FaultProxy.builder().upstream(service.uri().getPort()).seed(1).build().start();
              HttpClient http = HttpClient.create(url(URI.create(proxy.baseUrl())));
              ApplicationContext context = ClientContext.start(
-                 Map.of("micronaut.http.services.payments.url", proxy.baseUrl()))) {
-            IdempotentClient client = PaymentsClientDemo.idempotentClient(http, DemoSettings.defaults(1));
-            context.registerSingleton(IdempotentClient.class, client, Qualifiers.byName("payments"));
+                 Map.of("micronaut.http.services.payments.url", proxy.baseUrl()),
+                 PaymentsClientDemo.idempotentClient(http, DemoSettings.defaults(1)))) {
+            IdempotentClient client = context.getBean(IdempotentClient.class, Qualifiers.byName("payments"));
             PaymentsApi api = context.getBean(PaymentsApi.class);
             Payment payment = (Payment) PaymentsClientDemo.create(client,
                 new NewPayment(2000, "EUR", "declarative", "cus_snippet")).result().body().orElseThrow();

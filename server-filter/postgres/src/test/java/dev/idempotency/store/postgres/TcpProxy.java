@@ -62,8 +62,16 @@ final class TcpProxy implements AutoCloseable {
             try {
                 Socket client = s.accept();
                 Socket upstream = new Socket(targetHost, targetPort);
-                sockets.add(client);
-                sockets.add(upstream);
+                synchronized (this) {
+                    // stop() may have run while this connection was being made: it must not survive it
+                    if (s.isClosed()) {
+                        client.close();
+                        upstream.close();
+                        continue;
+                    }
+                    sockets.add(client);
+                    sockets.add(upstream);
+                }
                 pump(client, upstream);
                 pump(upstream, client);
             } catch (IOException e) {
