@@ -67,8 +67,14 @@ final class IdempotentCallInterceptor implements MethodInterceptor<Object, Objec
             // run by callbacks; the method returns at once
             CompletableFuture<Object> promise = engine.invokeAsync(call);
             promise.whenComplete((v, e) -> context.removeAttribute(DeclarativeCall.ATTRIBUTE, DeclarativeCall.class));
-            return intercepted.handleResult(intercepted.resultType() == InterceptedMethod.ResultType.PUBLISHER
-                ? Publishers.fromCompletableFuture(promise) : promise);
+            if (intercepted.resultType() != InterceptedMethod.ResultType.PUBLISHER) {
+                return intercepted.handleResult(promise);
+            }
+            Class<?> declared = context.getReturnType().getType();
+            if (ReactorResults.PRESENT && ReactorResults.handles(declared)) {
+                return ReactorResults.adapt(declared, promise);
+            }
+            return intercepted.handleResult(Publishers.fromCompletableFuture(promise));
         }
         try {
             return engine.invoke(call);

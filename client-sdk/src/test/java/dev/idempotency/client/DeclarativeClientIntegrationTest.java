@@ -328,6 +328,20 @@ class DeclarativeClientIntegrationTest {
     }
 
     @Test
+    @DisplayName("C1/C8: Reactor Mono and Flux methods: retried with one key; they emit the final body")
+    void reactorTypesRetriedWithOneKey() {
+        int before = api.effects("flaky");
+        Payment p = payments.mono(2, payment(302)).block(Duration.ofSeconds(10));
+        assertThat(p.amount()).isEqualTo(302);
+        assertThat(api.keysSeen).hasSize(3).containsOnly(api.keysSeen.get(0));
+        api.keysSeen.clear();
+        java.util.List<Payment> all = payments.flux(1, payment(303)).collectList().block(Duration.ofSeconds(10));
+        assertThat(all).singleElement().satisfies(q -> assertThat(q.amount()).isEqualTo(303));
+        assertThat(api.keysSeen).hasSize(2).containsOnly(api.keysSeen.get(0));
+        assertThat(api.effects("flaky") - before).isEqualTo(2);
+    }
+
+    @Test
     @DisplayName("C4/C8: an asynchronous method's 400 is not retried: its stage fails with NonRetryableStatusException")
     void asyncNonRetryable() {
         int before = api.effects("bad-request");

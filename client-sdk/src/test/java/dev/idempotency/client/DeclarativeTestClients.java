@@ -69,6 +69,14 @@ final class DeclarativeTestClients {
         @IdempotentCall("decl")
         java.util.concurrent.CompletionStage<Payment> asyncBadRequest(@Body NewPayment body);
 
+        @Post("/d/flaky/{failures}")
+        @IdempotentCall("decl")
+        reactor.core.publisher.Mono<Payment> mono(@PathVariable int failures, @Body NewPayment body);
+
+        @Post("/d/flaky/{failures}")
+        @IdempotentCall("decl")
+        reactor.core.publisher.Flux<Payment> flux(@PathVariable int failures, @Body NewPayment body);
+
         @Post("/d/payments")
         @IdempotentCall
         Payment createWithDefaults(@Body NewPayment body);
