@@ -6,6 +6,7 @@ import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -105,7 +106,7 @@ final class Coordinator {
             LOG.error("idempotency store unavailable key={}: answering 503 ({})", ex.key(), e.toString());
         }
         // while the circuit is open, Retry-After is when the next probe may find the store back
-        java.time.Duration untilProbe = circuit.untilNextProbe();
+        Duration untilProbe = circuit.untilNextProbe();
         return CompletableFuture.completedFuture(responses.storeUnavailable(
             untilProbe == null ? config.getStoreUnavailableRetryAfter() : untilProbe));
     }

@@ -64,13 +64,15 @@ final class LeasedMode implements ExecutionMode {
         LeaseKeeper.Keeping keeping = keeper.keep(lease);
         long started = System.nanoTime();
         CompletableFuture<MutableHttpResponse<?>> handled = ex.runHandler(ex.context());
-        handled.thenRun(() -> ex.policy().latency().record(System.nanoTime() - started));
         // back on the request's loop before capturing and settling: the response is written from
         // there anyway, and a store whose connections belong to event loops is called without a hop
         return ex.loop().resume(handled)
-            .thenCompose(response -> settlement.releases(ex.request(), response)
-                ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, null, false))
-                : capture.capture(ex.request(), response))
+            .thenCompose(response -> {
+                ex.policy().latency().record(System.nanoTime() - started); // for Retry-After (S11)
+                return settlement.releases(ex.request(), response)
+                    ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, null, false))
+                    : capture.capture(ex.request(), response);
+            })
             .handle((captured, failure) -> {
                 if (failure != null) {
                     // the handler (or the encoding of its response) failed: nothing to keep

@@ -1,6 +1,7 @@
 package dev.idempotency.server;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micronaut.context.annotation.Requires;
@@ -10,6 +11,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Micrometer meters, registered when a {@link MeterRegistry} bean exists:
@@ -35,7 +37,7 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     private final Counter lost;
     private final Counter circuitOpened;
     private final Counter circuitClosed;
-    private final java.util.concurrent.atomic.AtomicInteger circuitOpen = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger circuitOpen = new AtomicInteger();
 
     MicrometerIdempotencyMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -53,7 +55,7 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
             .description("Times the store circuit opened (the store was known down) or closed again").register(registry);
         circuitClosed = Counter.builder("idempotency.store.circuit").tag("transition", "closed")
             .description("Times the store circuit opened (the store was known down) or closed again").register(registry);
-        io.micrometer.core.instrument.Gauge.builder("idempotency.store.circuit.open", circuitOpen, java.util.concurrent.atomic.AtomicInteger::get)
+        Gauge.builder("idempotency.store.circuit.open", circuitOpen, AtomicInteger::get)
             .description("1 while the store circuit is open: new keys are answered 503 at once").register(registry);
     }
 

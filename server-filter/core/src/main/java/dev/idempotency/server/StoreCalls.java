@@ -41,7 +41,7 @@ final class StoreCalls {
      */
     <T> CompletableFuture<T> acquire(Supplier<? extends CompletionStage<T>> call) {
         if (!circuit.admit()) {
-            metrics.storeLatency("acquire", 0, true);
+            // not a store call, so no latency: the request is counted as store-error by the coordinator
             return CompletableFuture.failedFuture(new CircuitOpen());
         }
         return timed("acquire", call);

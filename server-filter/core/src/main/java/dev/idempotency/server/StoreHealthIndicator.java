@@ -10,6 +10,7 @@ import jakarta.inject.Singleton;
 import org.reactivestreams.Publisher;
 
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -50,7 +51,7 @@ final class StoreHealthIndicator implements HealthIndicator {
                     Map<String, Object> details = new LinkedHashMap<>();
                     details.put("store", store.describe());
                     details.put("latencyMillis", Math.round((System.nanoTime() - start) / 100_000.0) / 10.0);
-                    details.put("circuit", circuit.state().name().toLowerCase(java.util.Locale.ROOT));
+                    details.put("circuit", circuit.state().name().toLowerCase(Locale.ROOT));
                     if (failure == null) {
                         circuit.succeeded(); // the store answers: no request has to wait for a probe of its own
                         details.putAll(found);

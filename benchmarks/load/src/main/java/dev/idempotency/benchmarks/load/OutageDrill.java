@@ -1,16 +1,12 @@
 package dev.idempotency.benchmarks.load;
 
 import dev.idempotency.testsupport.RedisServerProcess;
+import dev.idempotency.testsupport.TcpProxy;
 import dev.idempotency.testsupport.TestPostgres;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -82,7 +78,7 @@ public final class OutageDrill {
         props.put("micronaut.server.port", -1);
         props.put("idempotency.retention", "2m");
         RedisServerProcess redis = null;
-        TcpCut cut = null;
+        TcpProxy cut = null;
         String schema = null;
         String how;
         switch (store) {
@@ -98,7 +94,7 @@ public final class OutageDrill {
                 props.putAll(TestPostgres.properties(pg, schema));
                 props.put("datasources.default.connection-timeout", "1000"); // as the docs recommend
                 URI jdbc = URI.create(pg.url().substring("jdbc:".length()));
-                cut = new TcpCut(new InetSocketAddress(jdbc.getHost(), jdbc.getPort()));
+                cut = new TcpProxy(jdbc.getHost(), jdbc.getPort());
                 props.put("datasources.default.url", "jdbc:postgresql://127.0.0.1:" + cut.port() + jdbc.getRawPath()
                     + (jdbc.getRawQuery() == null ? "" : "?" + jdbc.getRawQuery()));
                 how = "TCP proxy cut (connections reset, new ones refused), then restored";
@@ -147,13 +143,13 @@ public final class OutageDrill {
             if (redis != null) {
                 redis.kill();
             } else {
-                cut.cut();
+                cut.stop();
             }
             Thread.sleep(OUTAGE_MS);
             if (redis != null) {
                 redis.restart(); // returns once the new redis-server answers
             } else {
-                cut.restore();
+                cut.start();
             }
             // the store is back from here: the time to the first 2xx is the filter's and its client's
             long back = System.nanoTime();
@@ -213,96 +209,5 @@ public final class OutageDrill {
 
     private static String millis(long nanos) {
         return nanos < 0 ? "-" : String.format("%.1f ms", nanos / 1e6);
-    }
-
-    /**
-     * A loopback TCP proxy that can be cut: every open connection reset and the port closed (new
-     * connections refused), and restored on the same port.
-     */
-    static final class TcpCut implements AutoCloseable {
-        private final InetSocketAddress upstream;
-        private final int port;
-        private final List<Socket> open = new CopyOnWriteArrayList<>();
-        private volatile ServerSocket listener;
-
-        TcpCut(InetSocketAddress upstream) throws IOException {
-            this.upstream = upstream;
-            ServerSocket ss = new ServerSocket(0, 200, java.net.InetAddress.getLoopbackAddress());
-            this.port = ss.getLocalPort();
-            listen(ss);
-        }
-
-        int port() {
-            return port;
-        }
-
-        private void listen(ServerSocket ss) {
-            listener = ss;
-            Thread acceptor = new Thread(() -> {
-                while (!ss.isClosed()) {
-                    try {
-                        Socket client = ss.accept();
-                        Socket server = new Socket(upstream.getAddress(), upstream.getPort());
-                        open.add(client);
-                        open.add(server);
-                        pipe(client, server);
-                        pipe(server, client);
-                    } catch (IOException e) {
-                        // closed, or the upstream refused: the client sees its connection end
-                    }
-                }
-            }, "tcp-cut-accept");
-            acceptor.setDaemon(true);
-            acceptor.start();
-        }
-
-        private void pipe(Socket from, Socket to) {
-            Thread t = new Thread(() -> {
-                byte[] buf = new byte[16384];
-                try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                    int n;
-                    while ((n = in.read(buf)) >= 0) {
-                        out.write(buf, 0, n);
-                        out.flush();
-                    }
-                } catch (IOException e) {
-                    // one side went: end both
-                } finally {
-                    reset(from);
-                    reset(to);
-                }
-            }, "tcp-cut-pipe");
-            t.setDaemon(true);
-            t.start();
-        }
-
-        private void reset(Socket s) {
-            try {
-                s.setSoLinger(true, 0);
-                s.close();
-            } catch (IOException e) {
-                // already closed
-            }
-            open.remove(s);
-        }
-
-        void cut() throws IOException {
-            listener.close();
-            for (Socket s : open) {
-                reset(s);
-            }
-        }
-
-        void restore() throws IOException {
-            ServerSocket ss = new ServerSocket();
-            ss.setReuseAddress(true);
-            ss.bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port), 200);
-            listen(ss);
-        }
-
-        @Override
-        public void close() throws IOException {
-            cut();
-        }
     }
 }

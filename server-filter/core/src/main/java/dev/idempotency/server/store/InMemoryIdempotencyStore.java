@@ -72,14 +72,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     private final ConcurrentHashMap<String, Entry> entries;
     private final AtomicLong tokens = new AtomicLong();
-    private final AtomicLong evictedSinceWarning = new AtomicLong();
-    private final AtomicLong lastWarning = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+    private final OncePerMinute evictionWarnings = new OncePerMinute();
+    private final OncePerMinute omittedWarnings = new OncePerMinute();
     private final AtomicLong lastFullPurge = new AtomicLong(Long.MIN_VALUE);
     /** Completed records in the order they completed: eviction takes the head, O(1) each. */
     private final ConcurrentLinkedQueue<Entry> completionOrder = new ConcurrentLinkedQueue<>();
     private final AtomicLong bytes = new AtomicLong();
-    private final AtomicLong omittedSinceWarning = new AtomicLong();
-    private final AtomicLong lastOmittedWarning = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Clock clock;
     private final int maxEntries;
     private final long maxBytes;
@@ -293,11 +291,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     private void omitted(int bodyLength) {
-        long count = omittedSinceWarning.incrementAndGet();
-        long last = lastOmittedWarning.get();
-        long now = System.nanoTime();
-        if (now - last >= WARN_EVERY_NANOS && lastOmittedWarning.compareAndSet(last, now)) {
-            omittedSinceWarning.addAndGet(-count);
+        long count = omittedWarnings.count();
+        if (count > 0) {
             LOG.warn("idempotency in-memory store full ({} of {} bytes held by requests in progress): stored {}"
                 + " responses without their body (the latest {} bytes); their replays say Idempotency-Replay: omitted."
                 + " Raise idempotency.store.memory.max-bytes or use a shared store", bytes.get(), maxBytes, count,
@@ -311,11 +306,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     private void evicted() {
-        long count = evictedSinceWarning.incrementAndGet();
-        long last = lastWarning.get();
-        long now = System.nanoTime();
-        if (now - last >= WARN_EVERY_NANOS && lastWarning.compareAndSet(last, now)) {
-            evictedSinceWarning.addAndGet(-count);
+        long count = evictionWarnings.count();
+        if (count > 0) {
             LOG.warn("idempotency in-memory store full ({} records, {} of {} bytes): evicted {} earliest-completed"
                 + " records before their retention ended; retries of those keys will run again. Raise"
                 + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store", entries.size(),
@@ -355,6 +347,24 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
         boolean isExpired(long now) {
             return now >= deadline;
+        }
+    }
+
+    /** Events counted between WARN lines, so a full store logs at most once a minute per kind. */
+    private static final class OncePerMinute {
+        private final AtomicLong since = new AtomicLong();
+        private final AtomicLong last = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+
+        /** Counts one event; @return how many to report now, or 0 when a line was written less than a minute ago */
+        long count() {
+            long count = since.incrementAndGet();
+            long previous = last.get();
+            long now = System.nanoTime();
+            if (now - previous >= WARN_EVERY_NANOS && last.compareAndSet(previous, now)) {
+                since.addAndGet(-count);
+                return count;
+            }
+            return 0;
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.idempotency.server.store;
 
+import io.micronaut.context.condition.ConditionContext;
 import io.micronaut.core.value.PropertyResolver;
 
 import java.util.Locale;
@@ -42,6 +43,29 @@ public final class StoreType {
      */
     public static boolean selects(PropertyResolver properties, String type, boolean activeWhenUnset) {
         return configured(properties).map(type::equals).orElse(activeWhenUnset);
+    }
+
+    /**
+     * The condition of a store module's bean: whether the store named {@code type} is the one to
+     * use, given its {@code enabled} setting and that setting's default; when it is not, says why
+     * in the context's failures (Micronaut's condition report).
+     *
+     * @param context         the condition's context
+     * @param type            the store's type name, e.g. {@value #REDIS}
+     * @param enabledProperty the store's own switch, e.g. {@code idempotency.store.redis.enabled}
+     * @param enabledDefault  that switch's default
+     * @return whether the store's bean is active
+     */
+    public static boolean matches(ConditionContext<?> context, String type, String enabledProperty,
+                                  boolean enabledDefault) {
+        PropertyResolver properties = context;
+        boolean enabled = properties.get(enabledProperty, Boolean.class).orElse(enabledDefault);
+        if (selects(properties, type, enabled)) {
+            return true;
+        }
+        context.fail("the " + type + " idempotency store is not selected (" + PROPERTY + "=" + type + ", or, without it, "
+            + enabledProperty + "=" + !enabledDefault + (enabledDefault ? " switches it off)" : " switches it on)"));
+        return false;
     }
 
     /** @return the value of {@value #PROPERTY}, trimmed and in lower case, when it is set and not blank */

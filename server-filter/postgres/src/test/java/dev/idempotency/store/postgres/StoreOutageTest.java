@@ -2,6 +2,7 @@ package dev.idempotency.store.postgres;
 
 import dev.idempotency.testsupport.Http;
 
+import dev.idempotency.testsupport.TcpProxy;
 import dev.idempotency.testsupport.TestPostgres;
 
 import dev.idempotency.server.Idempotent;

@@ -2,6 +2,7 @@ package dev.idempotency.store.redis;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.resource.Delay;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.TimeoutOptions;
@@ -35,6 +36,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -88,7 +90,7 @@ final class RedisConnector implements AutoCloseable {
     private final Object lock = new Object();
     private final Link shared = new Link(null);
     /** Doubling from 1 ms up to the configured cap, instead of the application client's (up to 30 s). */
-    private final io.lettuce.core.resource.Delay reconnectDelay;
+    private final Delay reconnectDelay;
     private final Map<EventExecutor, Link> loopLinks = new ConcurrentHashMap<>();
     private ScheduledFuture<?> ticker; // guarded by lock
     private boolean closed; // guarded by lock
@@ -103,8 +105,8 @@ final class RedisConnector implements AutoCloseable {
      * @param reconnectDelayMax  the longest wait between two reconnect attempts of a lost connection
      */
     RedisConnector(AbstractRedisClient applicationClient, List<RedisURI> uris, CommandDeadlines deadlines,
-                   long tickNanos, boolean eventLoopConnections, java.time.Duration reconnectDelayMax) {
-        this.reconnectDelay = io.lettuce.core.resource.Delay.exponential(java.time.Duration.ofMillis(1), reconnectDelayMax,
+                   long tickNanos, boolean eventLoopConnections, Duration reconnectDelayMax) {
+        this.reconnectDelay = Delay.exponential(Duration.ofMillis(1), reconnectDelayMax,
             2, TimeUnit.MILLISECONDS);
         this.applicationClient = Objects.requireNonNull(applicationClient, "applicationClient");
         this.uris = List.copyOf(uris);

@@ -28,6 +28,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * An {@link IdempotencyStore} on Redis, standalone or Redis Cluster, through Lettuce. A record is
@@ -241,7 +242,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
             configuration.getReconnectDelayMax());
         this.description = "Redis " + (client instanceof RedisClusterClient ? "Cluster at " : "at ")
             + uris.stream().map(u -> u.getHost() == null ? String.valueOf(u.getSocket()) : u.getHost() + ":" + u.getPort())
-                .collect(java.util.stream.Collectors.joining(","))
+                .collect(Collectors.joining(","))
             + ", keys " + keyPrefix + "{...}, command timeout " + configuration.getCommandTimeout().toMillis() + " ms"
             + (configuration.isEventLoopConnections() && !(client instanceof RedisClusterClient)
                 ? ", a connection per event loop" : "");

@@ -191,6 +191,6 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      * @param evictionPolicyCheck {@code warn}, {@code fail} or {@code off}
      */
     public void setEvictionPolicyCheck(EvictionCheck evictionPolicyCheck) {
-        this.evictionPolicyCheck = java.util.Objects.requireNonNull(evictionPolicyCheck, PREFIX + ".eviction-policy-check");
+        this.evictionPolicyCheck = Objects.requireNonNull(evictionPolicyCheck, PREFIX + ".eviction-policy-check");
     }
 }

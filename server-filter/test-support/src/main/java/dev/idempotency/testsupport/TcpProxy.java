@@ -1,4 +1,4 @@
-package dev.idempotency.store.postgres;
+package dev.idempotency.testsupport;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,10 +10,11 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A TCP forwarder in front of PostgreSQL that the tests can take away (listener closed, every
- * open connection cut: the server is unreachable) and bring back on the same port.
+ * A loopback TCP forwarder in front of a server (PostgreSQL, say) that tests and the outage drill
+ * can take away, {@link #stop()}: the listener closed, so new connections are refused, and every
+ * open connection reset; and bring back on the same port, {@link #start()}.
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
 
     private final String targetHost;
     private final int targetPort;
@@ -21,7 +22,14 @@ final class TcpProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile ServerSocket server;
 
-    TcpProxy(String targetHost, int targetPort) throws IOException {
+    /**
+     * Starts forwarding from a free loopback port.
+     *
+     * @param targetHost the server's host
+     * @param targetPort the server's port
+     * @throws IOException when no port can be bound
+     */
+    public TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
         this.targetPort = targetPort;
         ServerSocket s = new ServerSocket(0);
@@ -30,11 +38,13 @@ final class TcpProxy implements AutoCloseable {
         start();
     }
 
-    int port() {
+    /** @return the port the proxy listens on */
+    public int port() {
         return port;
     }
 
-    synchronized void start() throws IOException {
+    /** Listens again on the same port. @throws IOException when the port cannot be bound */
+    public synchronized void start() throws IOException {
         ServerSocket s = new ServerSocket();
         s.setReuseAddress(true);
         s.bind(new InetSocketAddress("127.0.0.1", port));
@@ -44,11 +54,12 @@ final class TcpProxy implements AutoCloseable {
         acceptor.start();
     }
 
-    /** The server becomes unreachable: new connections are refused, open ones are cut. */
-    synchronized void stop() throws IOException {
+    /** The server becomes unreachable: new connections are refused, open ones are reset. */
+    public synchronized void stop() throws IOException {
         server.close();
         for (Socket socket : sockets) {
             try {
+                socket.setSoLinger(true, 0); // a reset, as when the network path goes away
                 socket.close();
             } catch (IOException ignored) {
                 // already gone
