@@ -88,7 +88,11 @@ import java.util.stream.Collectors;
  *   <li>completed: TTL = retention + {@code expiry-grace} (default 1 min), so Redis removes it
  *       shortly after its retention (CONTRACT S16); until then an acquire past the deadline
  *       treats it as over and overwrites it;</li>
- *   <li>released: the tombstone lives for the {@code late-completion-window}.</li>
+ *   <li>released: the tombstone lives for {@code expiry-grace} (with a zero grace the release
+ *       deletes the record). Its holder released it, and a holder that was taken over before
+ *       finds no in-progress record with its token either way, so the tombstone only keeps the
+ *       token for an acquire that follows soon (CONTRACT S16: no key outlives its record by more
+ *       than the grace).</li>
  * </ul>
  *
  * <h2>Fencing tokens</h2>
@@ -96,7 +100,9 @@ import java.util.stream.Collectors;
  * plus ten random bits. Taking over a record (or a tombstone) gives the larger of that and the
  * record's token plus one, decided by the script. Tokens of one key therefore strictly increase
  * while any record of it exists, and across its disappearance as long as the instances' clocks
- * agree to within the time Redis kept the last record (a day by default).
+ * agree to within the time Redis kept the last record (at least {@code expiry-grace}, a minute
+ * by default). A token is only ever compared for equality with the record's own, so a late
+ * holder can never complete a record that was re-created after its own disappeared.
  *
  * <h2>Connection, threads and failures</h2>
  * The store talks to Redis through Lettuce's asynchronous API with a byte-array codec, on
@@ -193,13 +199,17 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         return 1
         """, ScriptOutputType.INTEGER);
 
-    /* KEYS[1] record. ARGV[1] token (8 bytes), ARGV[2] the tombstone's TTL (ms). */
+    /* KEYS[1] record. ARGV[1] token (8 bytes), ARGV[2] the tombstone's TTL (ms), 0 for none. */
     static final RedisScript RELEASE = new RedisScript("release", """
         local v = redis.call('GET', KEYS[1])
         if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
           return 0
         end
-        redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'R' .. string.sub(v, 3, 18), 'PX', ARGV[2])
+        if ARGV[2] == '0' then
+          redis.call('DEL', KEYS[1])
+        else
+          redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'R' .. string.sub(v, 3, 18), 'PX', ARGV[2])
+        end
         return 1
         """, ScriptOutputType.INTEGER);
 
@@ -382,7 +392,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
     @Override
     public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
         Objects.requireNonNull(storeKey, "storeKey");
-        byte[] ttl = decimal(lateCompletionWindow.toMillis());
+        byte[] ttl = decimal(expiryGrace.toMillis());
         return run(connector.link(), RELEASE.name(), c -> RELEASE.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
             ttl), RedisIdempotencyStore::isOne);
     }

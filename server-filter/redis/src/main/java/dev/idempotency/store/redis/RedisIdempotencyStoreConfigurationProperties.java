@@ -130,7 +130,8 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     /**
      * How long a completed record stays in Redis after its retention ended (the retention itself
      * is decided by the application's clock, so this only absorbs clock differences between
-     * instances before Redis deletes the record). Default 1m.
+     * instances before Redis deletes the record), and how long a released key's tombstone keeps
+     * its last fencing token (zero: a release deletes the record). Default 1m.
      *
      * @param expiryGrace zero or a positive duration
      */

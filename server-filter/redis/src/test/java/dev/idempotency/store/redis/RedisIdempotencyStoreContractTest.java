@@ -117,7 +117,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
 
     @Test
     @DisplayName("S12/S16: TTLs: in progress = lease + late-completion window; completed = retention + grace;"
-        + " a release leaves a tombstone for the late-completion window")
+        + " a release leaves a tombstone for the grace, so no key outlives its record by more than the grace")
     void ttls() {
         String key = newKey();
         long token = acquire(key);
@@ -134,7 +134,30 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
 
             String released = newKey();
             assertThat(release(released, acquire(released))).isTrue();
-            assertThat(c.sync().pttl(prefix + "{" + released + "}")).isBetween(window - 5_000, window);
+            long grace = RedisIdempotencyStoreConfigurationProperties.DEFAULT_EXPIRY_GRACE.toMillis();
+            assertThat(c.sync().pttl(prefix + "{" + released + "}")).isBetween(grace - 5_000, grace);
+        }
+    }
+
+    @Test
+    @DisplayName("S12/S16: with a zero expiry-grace a release deletes the record; the next acquire is new, its token"
+        + " still above, and the released holder's late completion is refused")
+    void releaseWithoutGraceLeavesNoKey() {
+        RedisIdempotencyStoreConfigurationProperties noGrace = config(prefix);
+        noGrace.setExpiryGrace(Duration.ZERO);
+        try (RedisIdempotencyStore store = new RedisIdempotencyStore(client, List.of(RedisURI.create(TestRedis.uri())),
+                clock, noGrace);
+             StatefulRedisConnection<String, String> c = client.connect()) {
+            String key = newKey();
+            long first = ((AcquireResult.Acquired) join(store.acquire(key, fingerprint("a"), LEASE))).fencingToken();
+            assertThat(join(store.release(key, first))).isTrue();
+            assertThat(c.sync().exists(prefix + "{" + key + "}")).isZero();
+
+            clock.advance(Duration.ofMillis(1));
+            AcquireResult again = join(store.acquire(key, fingerprint("a"), LEASE));
+            assertThat(again).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(((AcquireResult.Acquired) again).fencingToken()).isGreaterThan(first);
+            assertThat(join(store.complete(key, first, response(200, "late"), RETENTION))).isFalse();
         }
     }
 
