@@ -143,7 +143,9 @@ import java.util.function.Supplier;
  * <h2>Failures and timeouts</h2>
  * Every statement has the query timeout {@code statement-timeout}; outside transactional mode the
  * connection's network timeout is that plus a second, for a server that stopped answering; the
- * wait for a pooled connection is the datasource's HikariCP {@code connection-timeout}. Any
+ * wait for a pooled connection is the store's own {@code connection-timeout} (see
+ * {@link ConnectionSource}; in transactional mode the transaction manager takes the connection,
+ * so the pool's own timeout applies there). Any
  * {@link SQLException} (refused, reset, terminated backend, timeout) becomes an
  * {@link IdempotencyStoreException}, which the filter answers with 503. A wait for a record that
  * another transaction holds uncommitted is bounded by {@code lock-timeout} and answered as in
@@ -174,6 +176,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     private final long statementTimeoutMillis;
     private final String lockTimeoutMillis;
     private final JdbcExecutors executors;
+    private final ConnectionSource connections;
     private final StatementBatcher<AcquireCall, AcquireResult> acquires;
     private final StatementBatcher<CompleteCall, Boolean> completes;
 
@@ -214,6 +217,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         this.statementTimeoutMillis = Math.max(1, config.getStatementTimeout().toMillis());
         this.lockTimeoutMillis = Long.toString(Math.max(1, config.getLockTimeout().toMillis()));
         this.executors = new JdbcExecutors(config, this.dataSource);
+        this.connections = new ConnectionSource(this.dataSource, config.getConnectionTimeout());
         this.acquires = new StatementBatcher<>("acquire", executors::tryStatement,
             calls -> autocommit("acquire", c -> acquireBatch(c, calls)), call -> 1,
             this::concurrentBatches, config.getMaxBatchSize(), Long.MAX_VALUE, config.getQueueCapacity());
@@ -250,7 +254,8 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     public String describe() {
         return "PostgreSQL table " + sql.table + " on datasource '" + config.getDatasource() + "', "
             + (config.getThreads() > 0 ? config.getThreads() + " threads" : "a thread per pooled connection")
-            + ", batches of up to " + config.getMaxBatchSize() + (config.isMigrate() ? ", schema migrated at startup" : "");
+            + ", batches of up to " + config.getMaxBatchSize() + ", connection wait " + config.getConnectionTimeout()
+            + ", statement timeout " + config.getStatementTimeout() + (config.isMigrate() ? ", schema migrated at startup" : "");
     }
 
     @EventListener
@@ -282,6 +287,11 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     /** @return the connection pool (not transaction-aware), for the outbox */
     DataSource dataSource() {
         return dataSource.get();
+    }
+
+    /** @return a pooled connection, its wait bounded by {@code connection-timeout} (see {@link ConnectionSource}) */
+    Connection connection() throws SQLException {
+        return connections.get();
     }
 
     /** @return the datasource's transaction manager, for the outbox */
@@ -680,7 +690,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     /** One store operation on its own pooled connection, autocommitted. */
     private <T> T autocommit(String operation, SqlWork<T> work) {
         ensureSchema();
-        try (Connection c = dataSource.get().getConnection()) {
+        try (Connection c = connections.get()) {
             c.setNetworkTimeout(SAME_THREAD, (int) Math.min(Integer.MAX_VALUE, statementTimeoutMillis + 1000));
             if (!c.getAutoCommit()) {
                 c.setAutoCommit(true);

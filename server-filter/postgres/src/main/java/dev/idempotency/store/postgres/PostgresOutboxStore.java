@@ -241,7 +241,7 @@ public final class PostgresOutboxStore implements OutboxStore {
     private <T> T autocommit(String what, Work<T> work) {
         try {
             store.ensureMigrated();
-            try (Connection c = store.dataSource().getConnection()) {
+            try (Connection c = store.connection()) {
                 if (!c.getAutoCommit()) {
                     c.setAutoCommit(true);
                 }

@@ -33,6 +33,9 @@ public interface PostgresStoreConfiguration {
     /** @return how long an acquire waits for a record another transaction holds uncommitted */
     Duration getLockTimeout();
 
+    /** @return the longest an operation waits for a free pooled connection */
+    Duration getConnectionTimeout();
+
     /** @return whether the scheduled purge of expired records runs on this instance */
     boolean isPurgeEnabled();
 

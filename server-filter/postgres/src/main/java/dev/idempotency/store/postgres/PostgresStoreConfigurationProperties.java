@@ -23,6 +23,7 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     public static final boolean DEFAULT_MIGRATE = true;
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(2);
     public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(1);
     public static final boolean DEFAULT_PURGE_ENABLED = true;
     public static final Duration DEFAULT_PURGE_INTERVAL = Duration.ofMinutes(1);
     public static final int DEFAULT_PURGE_BATCH_SIZE = 1000;
@@ -48,6 +49,7 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     private boolean migrate = DEFAULT_MIGRATE;
     private Duration statementTimeout = DEFAULT_STATEMENT_TIMEOUT;
     private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+    private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
     private boolean purgeEnabled = DEFAULT_PURGE_ENABLED;
     private Duration purgeInterval = DEFAULT_PURGE_INTERVAL;
     private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
@@ -151,14 +153,33 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     /**
      * The longest any one store statement may run: the JDBC query timeout (the server cancels the
      * statement) and, outside transactional mode, the connection's network timeout plus a second
-     * (for a server that stopped answering). A timeout is answered 503. Waiting for a pooled
-     * connection is bounded by the datasource's own {@code connection-timeout} (HikariCP, default
-     * 30 s: set it lower, e.g. {@code datasources.default.connection-timeout=2000}). Default 2s.
+     * (for a server that stopped answering). A timeout is answered 503. The wait for a pooled
+     * connection has its own bound, {@link #setConnectionTimeout connection-timeout}. Default 2s.
      *
      * @param statementTimeout a positive duration
      */
     public void setStatementTimeout(Duration statementTimeout) {
         this.statementTimeout = Checks.positive(statementTimeout, PREFIX + ".statement-timeout");
+    }
+
+    @Override
+    public Duration getConnectionTimeout() {
+        return connectionTimeout;
+    }
+
+    /**
+     * The longest a store operation waits for a free connection of the datasource's pool; then it
+     * fails and the request is answered 503 (and, after a few such failures, the store circuit
+     * answers at once). The store's own bound, so an outage is answered in about this time however
+     * long the application lets its own work wait (HikariCP's {@code connection-timeout} defaults
+     * to 30 s). Exact for HikariCP pools; another pool's own timeout applies instead. Transactional
+     * mode takes its connection through the transaction manager, where the pool's timeout applies:
+     * keep that short too. Default 1s.
+     *
+     * @param connectionTimeout a positive duration
+     */
+    public void setConnectionTimeout(Duration connectionTimeout) {
+        this.connectionTimeout = Checks.positive(connectionTimeout, PREFIX + ".connection-timeout");
     }
 
     @Override

@@ -2,12 +2,14 @@ package dev.idempotency.store.postgres;
 
 import dev.idempotency.testsupport.TestPostgres;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;
 import dev.idempotency.testsupport.MutableClock;
+import dev.idempotency.testsupport.TcpProxy;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.net.ServerSocket;
+import java.net.URI;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -290,6 +293,89 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
                 .isInstanceOf(IdempotencyStoreException.class);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
         }
+    }
+
+    @Test
+    @DisplayName("S19: the wait for a pooled connection is bounded by the store's connection-timeout, not the pool's;"
+        + " a free connection serves again at once")
+    void connectionWaitIsTheStoresOwn() throws Exception {
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(TestPostgres.server().url());
+        hc.setUsername(TestPostgres.server().user());
+        hc.setPassword(TestPostgres.server().password());
+        hc.setMaximumPoolSize(1);
+        hc.setConnectionTimeout(60_000);
+        try (HikariDataSource single = new HikariDataSource(hc)) {
+            acquire(store(clock, config(), pool), newKey()); // the schema migrated on the big pool
+            PostgresStoreConfigurationProperties config = config();
+            config.setMigrate(false);
+            config.setConnectionTimeout(Duration.ofMillis(250));
+            PostgresIdempotencyStore s = store(clock, config, single);
+            acquire(s, newKey()); // the pool's one connection opened and returned
+            try (Connection held = single.getConnection()) {
+                // the pool would wait 60 s; the store waits 250 ms and says so
+                assertThatThrownBy(() -> s.acquire(newKey(), fingerprint("a"), LEASE).toCompletableFuture()
+                        .get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(IdempotencyStoreException.class)
+                    .hasMessageMatching("(?s).*request timed out after \\d{3}ms.*");
+                assertThat(held.isValid(1)).isTrue();
+            }
+            assertThat(acquire(s, newKey())).isInstanceOf(AcquireResult.Acquired.class);
+        }
+    }
+
+    @Test
+    @DisplayName("S19: when the database returns, the store serves at once, though HikariCP is still in its back-off"
+        + " (up to 5 s): it connects directly while the pool is empty, then goes back to the pool")
+    void servesAtOnceWhenTheDatabaseReturns() throws Exception {
+        acquire(store(clock, config(), pool), newKey()); // the schema migrated on the big pool
+        URI target = URI.create(TestPostgres.server().url().substring("jdbc:".length()));
+        try (TcpProxy proxy = new TcpProxy(target.getHost(), target.getPort())) {
+            HikariConfig hc = new HikariConfig();
+            hc.setJdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + target.getRawPath());
+            hc.setUsername(TestPostgres.server().user());
+            hc.setPassword(TestPostgres.server().password());
+            hc.setMaximumPoolSize(2);
+            hc.setConnectionTimeout(250);
+            hc.setInitializationFailTimeout(-1);
+            try (HikariDataSource behind = new HikariDataSource(hc)) {
+                PostgresStoreConfigurationProperties config = config();
+                config.setMigrate(false);
+                config.setConnectionTimeout(Duration.ofMillis(250));
+                PostgresIdempotencyStore s = store(clock, config, behind);
+                assertThat(acquire(s, newKey())).isInstanceOf(AcquireResult.Acquired.class);
+
+                proxy.stop();
+                // long enough for HikariCP's back-off between attempts to grow past a second
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+                int failed = 0;
+                while (System.nanoTime() < until) {
+                    try {
+                        acquire(s, newKey());
+                    } catch (IdempotencyStoreException expected) {
+                        failed++;
+                    }
+                    Thread.sleep(50);
+                }
+                assertThat(failed).isPositive();
+                assertThat(behind.getHikariPoolMXBean().getTotalConnections()).isZero();
+
+                proxy.start();
+                assertThat(acquire(s, newKey())).as("the first call after the database is back")
+                    .isInstanceOf(AcquireResult.Acquired.class);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (behind.getHikariPoolMXBean().getTotalConnections() == 0 && System.nanoTime() < deadline) {
+                    assertThat(acquire(s, newKey())).isInstanceOf(AcquireResult.Acquired.class);
+                    Thread.sleep(20);
+                }
+                assertThat(behind.getHikariPoolMXBean().getTotalConnections()).as("back on the pool").isPositive();
+                assertThat(acquire(s, newKey())).isInstanceOf(AcquireResult.Acquired.class);
+            }
+        }
+    }
+
+    private static AcquireResult acquire(PostgresIdempotencyStore s, String key) {
+        return join(s.acquire(key, fingerprint("a"), LEASE));
     }
 
     @Test
