@@ -53,6 +53,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * </ul>
  * The stores come from a real Micronaut context, configured as an application would. Run
  * single-threaded ({@code -t 1}) and with 16 threads ({@code -t 16}); see benchmarks/README.md.
+ *
+ * <p>How cost grows (issue 13): {@code -p records=10000,1000000,10000000} fills the store with
+ * that many completed records before the measurement (copies of the replay record under other
+ * keys of the same length, made inside the server: a Lua loop in Redis, one
+ * {@code INSERT ... SELECT} per million rows in PostgreSQL, then {@code VACUUM ANALYZE}); the
+ * setup prints what the fill cost in bytes per record. The filled records outlive the run by
+ * at most two hours; the teardown removes them.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -68,6 +75,15 @@ public class StoreBenchmark {
 
     @Param({"memory", "redis", "postgres"})
     public String store;
+
+    /** Completed records in the store before the measurement starts (Redis and PostgreSQL). */
+    @Param({"0"})
+    public long records;
+
+    /** The fill's keys have the length of the store's real ones (SHA-256 in hex). */
+    private static final int KEY_LENGTH = 64;
+    private static final long FILL_TTL_MILLIS = Duration.ofHours(2).toMillis();
+    private String redisPrefix;
 
     private ApplicationContext context;
     private IdempotencyStore idempotencyStore;
@@ -90,12 +106,18 @@ public class StoreBenchmark {
                 props.put("idempotency.store.redis.enabled", "false");
                 props.put("idempotency.store.memory.max-entries", "1000000");
             }
-            case "redis" -> props.put("redis.uri", TestRedis.uri());
+            case "redis" -> {
+                props.put("redis.uri", TestRedis.uri());
+                redisPrefix = "bench:" + runId.substring(0, 8) + ":";
+                props.put("idempotency.store.redis.key-prefix", redisPrefix);
+            }
             case "postgres" -> {
                 schema = TestPostgres.newSchema();
                 props.putAll(TestPostgres.properties(TestPostgres.server(), schema));
                 props.put("datasources.default.maximum-pool-size", "20");
                 props.put("idempotency.store.redis.enabled", "false");
+                // the fill expires in two hours; keep the purge off its rows' way during the run
+                props.put("idempotency.store.postgres.purge-enabled", "false");
             }
             default -> throw new IllegalArgumentException("unknown store " + store);
         }
@@ -131,10 +153,92 @@ public class StoreBenchmark {
         AcquireResult.Acquired a = (AcquireResult.Acquired) idempotencyStore.acquire(replayKey, fingerprint, LEASE)
             .toCompletableFuture().join();
         idempotencyStore.complete(replayKey, a.fencingToken(), response, RETENTION).toCompletableFuture().join();
+        if (records > 0) {
+            long started = System.nanoTime();
+            String cost = switch (store) {
+                case "redis" -> fillRedis();
+                case "postgres" -> fillPostgres();
+                default -> throw new IllegalArgumentException("-p records needs store=redis or store=postgres");
+            };
+            System.out.printf("%n[fill] %s: %,d records in %.1f s; %s%n", store, records,
+                (System.nanoTime() - started) / 1e9, cost);
+        }
+    }
+
+    /** Copies the replay record {@link #records} times inside Redis. @return bytes per record */
+    @SuppressWarnings("unchecked")
+    private String fillRedis() {
+        StatefulRedisConnection<String, String> redis = context.getBean(StatefulRedisConnection.class);
+        long before = usedMemory(redis);
+        String script = "local v = redis.call('GET', KEYS[1])\n"
+            + "for i = tonumber(ARGV[2]), tonumber(ARGV[3]) do\n"
+            + "  redis.call('SET', ARGV[1] .. '{' .. string.format('%0" + KEY_LENGTH + "d', i) .. '}', v, 'PX', ARGV[4])\n"
+            + "end\n"
+            + "return 1\n";
+        long chunk = 50_000;
+        for (long from = 1; from <= records; from += chunk) {
+            long to = Math.min(records, from + chunk - 1);
+            redis.sync().eval(script, io.lettuce.core.ScriptOutputType.INTEGER, new String[] {redisPrefix + "{" + replayKey + "}"},
+                redisPrefix, Long.toString(from), Long.toString(to), Long.toString(FILL_TTL_MILLIS));
+        }
+        return String.format("used_memory grew %,d bytes: %,d bytes per record", usedMemory(redis) - before,
+            (usedMemory(redis) - before) / records);
+    }
+
+    private static long usedMemory(StatefulRedisConnection<String, String> redis) {
+        for (String line : redis.sync().info("memory").split("\r?\n")) {
+            if (line.startsWith("used_memory:")) {
+                return Long.parseLong(line.substring("used_memory:".length()).trim());
+            }
+        }
+        throw new IllegalStateException("INFO memory has no used_memory");
+    }
+
+    /** Copies the replay row {@link #records} times inside PostgreSQL. @return bytes per record */
+    private String fillPostgres() {
+        String table = schema + ".idempotency_records";
+        long chunk = 1_000_000;
+        for (long from = 1; from <= records; from += chunk) {
+            long to = Math.min(records, from + chunk - 1);
+            // sorted keys: the index is filled at its right edge (denser than after random inserts;
+            // a lookup walks the same depth)
+            TestPostgres.execute("INSERT INTO " + table + " (store_key, fingerprint, fencing_token, holder, completed,"
+                + " acquired_at, expires_at, response_status, response_headers, response_body, body_omitted)"
+                + " SELECT lpad(g::text, " + KEY_LENGTH + ", '0'), fingerprint, fencing_token, holder, completed,"
+                + " acquired_at, now() + interval '" + FILL_TTL_MILLIS + " milliseconds', response_status,"
+                + " response_headers, response_body, body_omitted FROM " + table + " r, generate_series(" + from
+                + ", " + to + ") g WHERE r.store_key = '" + replayKey + "'");
+        }
+        TestPostgres.execute("VACUUM ANALYZE " + table);
+        long bytes;
+        DataSource ds = DelegatingDataSource.unwrapDataSource(context.getBean(DataSource.class));
+        try (Connection c = ds.getConnection(); java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT pg_total_relation_size('" + table + "')")) {
+            rs.next();
+            bytes = rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return String.format("pg_total_relation_size %,d bytes: %,d bytes per record", bytes, bytes / records);
     }
 
     @TearDown(Level.Trial)
     public void stop() {
+        if (redisPrefix != null && records > 0 && context != null) {
+            @SuppressWarnings("unchecked")
+            StatefulRedisConnection<String, String> redis = context.getBean(StatefulRedisConnection.class);
+            io.lettuce.core.ScanArgs match = io.lettuce.core.ScanArgs.Builder.matches(redisPrefix + "*").limit(10_000);
+            io.lettuce.core.KeyScanCursor<String> cursor = redis.sync().scan(match);
+            while (true) {
+                if (!cursor.getKeys().isEmpty()) {
+                    redis.sync().unlink(cursor.getKeys().toArray(String[]::new));
+                }
+                if (cursor.isFinished()) {
+                    break;
+                }
+                cursor = redis.sync().scan(cursor, match);
+            }
+        }
         if (context != null) {
             context.close();
         }

@@ -32,7 +32,9 @@ import java.util.function.Supplier;
  * connection per operation (at most one per store thread, so never more than the pool's size),
  * until the pool has connections again. The store circuit's probe is such an operation, so the
  * store serves again within one probe interval of the database's return, and the log says when
- * the source goes direct and when it is back on the pool.
+ * the source goes direct and when it is back on the pool. Each direct call first asks the pool
+ * for a connection for one millisecond (a waiter is what makes HikariCP refill, whatever its
+ * {@code minimum-idle}), so the pool's timeout metric counts those calls meanwhile.
  *
  * <p>The pool is looked up on first use, not here. Thread-safe.
  */

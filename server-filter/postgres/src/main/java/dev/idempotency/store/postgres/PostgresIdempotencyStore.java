@@ -45,6 +45,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -262,16 +263,51 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     void startup(StartupEvent event) {
         // settle the executors (and with them the datasource lookup) now, not on a request's thread
         executors.threads();
-        if (!config.isMigrate()) {
-            return;
+        if (config.isMigrate()) {
+            try {
+                migrator.ensure();
+            } catch (RuntimeException e) {
+                // not fatal: the store retries before its first call and answers 503 until it succeeds
+                LOG.warn("idempotency PostgreSQL schema migration failed at startup, will retry on first use: {}",
+                    e.toString());
+                return;
+            }
         }
-        try {
-            migrator.ensure();
-        } catch (RuntimeException e) {
-            // not fatal: the store retries before its first call and answers 503 until it succeeds
-            LOG.warn("idempotency PostgreSQL schema migration failed at startup, will retry on first use: {}",
-                e.toString());
-        }
+        vacuumWarning().whenComplete((warning, failure) -> {
+            if (warning != null && warning.isPresent()) {
+                LOG.warn(warning.get());
+            } else if (failure != null) {
+                LOG.debug("idempotency PostgreSQL store: could not check autovacuum: {}", failure.toString());
+            }
+        });
+    }
+
+    /**
+     * Whether autovacuum reclaims the space of the rows the purge deletes: when it is off for the
+     * server or for the table, the table grows with every record ever written although the purge
+     * keeps the live rows few (benchmarks/README.md, "Does the purge keep up").
+     *
+     * @return the warning to log, or empty when autovacuum is on for the table
+     */
+    CompletableFuture<Optional<String>> vacuumWarning() {
+        return executors.statement("autovacuum check", () -> autocommit("autovacuum check", c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT current_setting('autovacuum'),"
+                + " (SELECT option_value FROM pg_options_to_table((SELECT reloptions FROM pg_class"
+                + " WHERE oid = CAST(? AS regclass))) WHERE option_name = 'autovacuum_enabled')")) {
+                ps.setString(1, sql.table);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    String server = rs.getString(1);
+                    String table = rs.getString(2);
+                    boolean off = !"on".equals(server) || (table != null && !Boolean.parseBoolean(table));
+                    return off ? Optional.of("idempotency PostgreSQL store: autovacuum is off for " + sql.table
+                        + " (server autovacuum=" + server + ", table autovacuum_enabled=" + (table == null ? "default" : table)
+                        + "): the purge deletes expired records, but their space is reused only after a VACUUM, so the"
+                        + " table grows with every record written. Turn autovacuum on, or VACUUM " + sql.table
+                        + " on a schedule") : Optional.<String>empty();
+                }
+            }
+        }));
     }
 
     /** Stops the store's threads; calls still queued fail. */

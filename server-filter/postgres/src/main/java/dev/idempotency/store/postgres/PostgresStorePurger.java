@@ -8,7 +8,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Deletes expired records on a schedule (CONTRACT S16): every
- * {@code idempotency.store.postgres.purge-interval} (default 1m), in batches of
+ * {@code idempotency.store.postgres.purge-interval} (default 10s), in batches of
  * {@code purge-batch-size}, at most {@code purge-max-batches} per run. Runs on every instance;
  * the batches skip rows another instance's purge holds ({@code FOR UPDATE SKIP LOCKED}), so
  * instances share the work instead of blocking each other. Off with
@@ -27,8 +27,8 @@ final class PostgresStorePurger {
         this.store = store;
     }
 
-    @Scheduled(fixedDelay = "${" + PostgresStoreConfigurationProperties.PREFIX + ".purge-interval:1m}",
-        initialDelay = "${" + PostgresStoreConfigurationProperties.PREFIX + ".purge-interval:1m}")
+    @Scheduled(fixedDelay = "${" + PostgresStoreConfigurationProperties.PREFIX + ".purge-interval:10s}",
+        initialDelay = "${" + PostgresStoreConfigurationProperties.PREFIX + ".purge-interval:10s}")
     void purge() {
         try {
             int removed = store.purgeExpired();

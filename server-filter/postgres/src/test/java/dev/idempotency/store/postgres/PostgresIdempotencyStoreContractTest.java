@@ -221,6 +221,28 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
     }
 
     @Test
+    @DisplayName("S16: a table autovacuum does not reach is reported (its deleted rows' space would never be reused)")
+    void warnsWhenAutovacuumIsOff() throws Exception {
+        PostgresIdempotencyStore s = (PostgresIdempotencyStore) store;
+        acquire(s, newKey()); // the schema in place
+        boolean serverOn;
+        try (Connection c = pool.getConnection(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SHOW autovacuum")) {
+            rs.next();
+            serverOn = rs.getString(1).equals("on");
+        }
+        assertThat(s.vacuumWarning().get(30, TimeUnit.SECONDS).isPresent()).isEqualTo(!serverOn);
+        TestPostgres.execute("ALTER TABLE " + SCHEMA + ".idempotency_records SET (autovacuum_enabled = false)");
+        try {
+            assertThat(s.vacuumWarning().get(30, TimeUnit.SECONDS)).hasValueSatisfying(w -> assertThat(w)
+                .contains("autovacuum is off for " + SCHEMA + ".idempotency_records")
+                .contains("table autovacuum_enabled=false").contains("Turn autovacuum on"));
+        } finally {
+            TestPostgres.execute("ALTER TABLE " + SCHEMA + ".idempotency_records RESET (autovacuum_enabled)");
+        }
+    }
+
+    @Test
     @DisplayName("S16: purges on many instances at once share the work: each record deleted once, no errors")
     void concurrentPurges() throws Exception {
         TestPostgres.execute("DELETE FROM " + SCHEMA + ".idempotency_records");
