@@ -4,6 +4,10 @@ import dev.idempotency.server.Checks;
 import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -52,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * calling thread without waiting for anything but that map's own short per-bin locks; the stages
  * it returns are already complete.
  */
-public final class InMemoryIdempotencyStore implements IdempotencyStore {
+public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreInspection {
 
     /** The default maximum number of records. */
     public static final int DEFAULT_MAX_ENTRIES = 100_000;
@@ -62,7 +66,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
      * What a record costs beyond its key, fingerprint and response bytes: the record, its map
      * node, its queue node, the key's String and the arrays' headers (a compressed-oops JVM).
      */
-    static final int RECORD_OVERHEAD = 176;
+    static final int RECORD_OVERHEAD = 184;
     private static final int ARRAY_HEADER = 16;
 
     private static final Logger LOG = LoggerFactory.getLogger(InMemoryIdempotencyStore.class);
@@ -144,7 +148,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                 boolean takeover = existing != null && existing.response == null;
                 long token = tokens.incrementAndGet();
                 result[0] = new AcquireResult.Acquired(token, takeover);
-                Entry created = new Entry(key, fingerprint.clone(), token, leaseEnd, null);
+                Entry created = new Entry(key, fingerprint.clone(), token, now, leaseEnd, null);
                 bytes.addAndGet(created.weight - (existing == null ? 0 : existing.weight));
                 return created;
             }
@@ -184,7 +188,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         Entry[] done = new Entry[1];
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
-                done[0] = new Entry(key, existing.fingerprint, fencingToken, retentionEnd, stored);
+                done[0] = new Entry(key, existing.fingerprint, fencingToken, existing.acquiredAt, retentionEnd, stored);
                 bytes.addAndGet(done[0].weight - existing.weight);
                 return done[0];
             }
@@ -218,7 +222,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
                 done[0] = true;
-                return new Entry(key, existing.fingerprint, fencingToken, leaseEnd, null);
+                return new Entry(key, existing.fingerprint, fencingToken, existing.acquiredAt, leaseEnd, null);
             }
             return existing;
         });
@@ -227,6 +231,38 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     private static CompletionStage<Boolean> done(boolean result) {
         return CompletableFuture.completedFuture(result);
+    }
+
+    /** Counts by visiting every record of this instance: a pass over the map, no lock held. */
+    @Override
+    public CompletionStage<RecordCounts> counts() {
+        long now = clock.millis();
+        long[] counts = new long[4];
+        for (Entry e : entries.values()) {
+            counts[(e.response == null ? 0 : 2) + (e.isExpired(now) ? 1 : 0)]++;
+        }
+        return CompletableFuture.completedFuture(new RecordCounts(counts[0], counts[1], counts[2], counts[3], true,
+            Map.of("bytes", bytes.get(), "maxBytes", maxBytes, "records", entries.size(), "maxEntries", maxEntries)));
+    }
+
+    /** A pass over the map, no lock held. */
+    @Override
+    public CompletionStage<List<RecordInfo>> inProgressStartedBefore(Instant startedBefore, int limit) {
+        Objects.requireNonNull(startedBefore, "startedBefore");
+        Checks.atLeast(limit, 1, "limit");
+        long before = startedBefore.toEpochMilli();
+        return CompletableFuture.completedFuture(entries.values().stream()
+            .filter(e -> e.response == null && e.acquiredAt <= before)
+            .sorted(Comparator.comparingLong(e -> e.acquiredAt))
+            .limit(limit)
+            .map(Entry::info)
+            .toList());
+    }
+
+    @Override
+    public CompletionStage<Optional<RecordInfo>> find(String storeKey) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        return CompletableFuture.completedFuture(Optional.ofNullable(entries.get(storeKey)).map(Entry::info));
     }
 
     /**
@@ -332,14 +368,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         final String key;
         final byte[] fingerprint;
         final long token;
+        final long acquiredAt;
         final long deadline;
         final byte[] response;
         final long weight;
 
-        Entry(String key, byte[] fingerprint, long token, long deadline, byte[] response) {
+        Entry(String key, byte[] fingerprint, long token, long acquiredAt, long deadline, byte[] response) {
             this.key = key;
             this.fingerprint = fingerprint;
             this.token = token;
+            this.acquiredAt = acquiredAt;
             this.deadline = deadline;
             this.response = response;
             this.weight = weight(key, fingerprint, response);
@@ -347,6 +385,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
         boolean isExpired(long now) {
             return now >= deadline;
+        }
+
+        RecordInfo info() {
+            if (response == null) {
+                return new RecordInfo(key, RecordInfo.State.IN_PROGRESS, token, Instant.ofEpochMilli(acquiredAt),
+                    Instant.ofEpochMilli(deadline), 0, -1);
+            }
+            StoredResponse stored = StoredResponseCodec.decode(response);
+            return new RecordInfo(key, RecordInfo.State.COMPLETED, token, Instant.ofEpochMilli(acquiredAt),
+                Instant.ofEpochMilli(deadline), stored.status(), stored.bodyOmitted() ? -1 : stored.bodyLength());
         }
     }
 

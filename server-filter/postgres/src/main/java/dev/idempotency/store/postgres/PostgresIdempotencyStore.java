@@ -4,6 +4,9 @@ import dev.idempotency.server.Checks;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.RecordCounts;
+import dev.idempotency.server.store.RecordInfo;
+import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.context.BeanLocator;
@@ -162,7 +165,10 @@ import java.util.function.Supplier;
 @Singleton
 @Replaces(InMemoryIdempotencyStore.class)
 @Requires(condition = PostgresStoreSelected.class)
-public final class PostgresIdempotencyStore implements TransactionalIdempotencyStore {
+public final class PostgresIdempotencyStore implements TransactionalIdempotencyStore, StoreInspection {
+
+    /** How long an operator's inspection query may run (CONTRACT O3). */
+    static final int INSPECTION_TIMEOUT_SECONDS = 60;
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresIdempotencyStore.class);
     private static final String LOCK_NOT_AVAILABLE = "55P03";
@@ -248,6 +254,102 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                 throw e;
             }
             return Map.<String, Object>of("table", sql.table, "tablePresent", true);
+        }));
+    }
+
+    /**
+     * Counts with one pass over the table (a sequential scan: about a second per few million
+     * rows), with the table's and its indexes' size, on a store thread and connection, bounded by
+     * {@value #INSPECTION_TIMEOUT_SECONDS} s.
+     */
+    @Override
+    public CompletionStage<RecordCounts> counts() {
+        return inspect("count", c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT"
+                + " count(*) FILTER (WHERE NOT completed AND expires_at > ?),"
+                + " count(*) FILTER (WHERE NOT completed AND expires_at <= ?),"
+                + " count(*) FILTER (WHERE completed AND expires_at > ?),"
+                + " count(*) FILTER (WHERE completed AND expires_at <= ?),"
+                + " pg_relation_size(CAST(? AS regclass)), pg_indexes_size(CAST(? AS regclass)),"
+                + " pg_total_relation_size(CAST(? AS regclass))"
+                + " FROM " + sql.table)) {
+                ps.setQueryTimeout(INSPECTION_TIMEOUT_SECONDS);
+                OffsetDateTime now = timestamp(now());
+                for (int i = 1; i <= 4; i++) {
+                    ps.setObject(i, now);
+                }
+                for (int i = 5; i <= 7; i++) {
+                    ps.setString(i, sql.table);
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    Map<String, Object> size = new LinkedHashMap<>();
+                    size.put("table", sql.table);
+                    size.put("tableBytes", rs.getLong(5));
+                    size.put("indexBytes", rs.getLong(6));
+                    size.put("totalBytes", rs.getLong(7));
+                    return new RecordCounts(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), true, size);
+                }
+            }
+        });
+    }
+
+    /** A pass over the table (no index serves it: the hot path pays for no index of its own). */
+    @Override
+    public CompletionStage<List<RecordInfo>> inProgressStartedBefore(Instant startedBefore, int limit) {
+        Objects.requireNonNull(startedBefore, "startedBefore");
+        Checks.atLeast(limit, 1, "limit");
+        return inspect("list in progress", c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT store_key, completed, fencing_token, acquired_at,"
+                + " expires_at, response_status, octet_length(response_body), body_omitted FROM " + sql.table
+                + " WHERE NOT completed AND acquired_at <= ? ORDER BY acquired_at LIMIT ?")) {
+                ps.setQueryTimeout(INSPECTION_TIMEOUT_SECONDS);
+                ps.setObject(1, timestamp(startedBefore));
+                ps.setInt(2, limit);
+                List<RecordInfo> found = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        found.add(recordInfo(rs));
+                    }
+                }
+                return found;
+            }
+        });
+    }
+
+    /** One primary-key lookup; the body's length is read, never the body. */
+    @Override
+    public CompletionStage<Optional<RecordInfo>> find(String storeKey) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        return inspect("find", c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT store_key, completed, fencing_token, acquired_at,"
+                + " expires_at, response_status, octet_length(response_body), body_omitted FROM " + sql.table
+                + " WHERE store_key = ?")) {
+                ps.setQueryTimeout(INSPECTION_TIMEOUT_SECONDS);
+                ps.setString(1, storeKey);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(recordInfo(rs)) : Optional.<RecordInfo>empty();
+                }
+            }
+        });
+    }
+
+    private static RecordInfo recordInfo(ResultSet rs) throws SQLException {
+        boolean completed = rs.getBoolean(2);
+        long body = rs.getLong(7);
+        return new RecordInfo(rs.getString(1), completed ? RecordInfo.State.COMPLETED : RecordInfo.State.IN_PROGRESS,
+            rs.getLong(3), rs.getObject(4, OffsetDateTime.class).toInstant(), rs.getObject(5, OffsetDateTime.class).toInstant(),
+            completed ? rs.getInt(6) : 0, completed && !rs.getBoolean(8) ? body : -1);
+    }
+
+    /**
+     * An operator's read, on a store thread and an autocommitted connection, with its own longer
+     * timeout (each statement's query timeout, and the connection's network timeout).
+     */
+    private <T> CompletionStage<T> inspect(String operation, SqlWork<T> work) {
+        return executors.statement(operation, () -> autocommit(operation, c -> {
+            c.setNetworkTimeout(SAME_THREAD, (INSPECTION_TIMEOUT_SECONDS + 1) * 1000);
+            return work.run(c);
         }));
     }
 

@@ -4,6 +4,9 @@ import dev.idempotency.server.Checks;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
+import dev.idempotency.server.store.RecordCounts;
+import dev.idempotency.server.store.RecordInfo;
+import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
@@ -11,6 +14,9 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -19,6 +25,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -117,10 +129,21 @@ import java.util.stream.Collectors;
  * connect is tried again on the next call, and an established connection reconnects by itself
  * (Lettuce's reconnect backoff).
  *
+ * <h2>Inspection (CONTRACT O3)</h2>
+ * {@link #find} reads the first bytes of one record and its length ({@code GETRANGE},
+ * {@code STRLEN}), never its body. {@link #counts} and {@link #inProgressStartedBefore} walk the
+ * keyspace with {@code SCAN ... MATCH P{*} COUNT 1000} (every node of a cluster) and read each
+ * record's first bytes the same way: about two commands per record, pipelined, for an
+ * operator's question, not for polling; a walk stops after {@value #INSPECTION_SCAN_LIMIT}
+ * records and says so ({@link RecordCounts#complete()}). A record's start time is read from its
+ * fencing token, which is the acquiring instance's clock in milliseconds times 1024. The size
+ * reported is the server's ({@code INFO memory}: used and maximum memory; {@code DBSIZE}),
+ * shared with whatever else the Redis holds.
+ *
  * <p>Thread-safe: Lettuce connections are, and every operation is a single atomic command or
  * script on one key.
  */
-public final class RedisIdempotencyStore implements IdempotencyStore, AutoCloseable {
+public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspection, AutoCloseable {
 
     /** The record format, its first byte. */
     static final byte FORMAT = 2;
@@ -214,6 +237,10 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         """, ScriptOutputType.INTEGER);
 
     private static final long MAX_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** The most records one inspection walk reads before it stops. */
+    static final long INSPECTION_SCAN_LIMIT = 1_000_000;
+    /** A record's fixed part plus the longest fingerprint the filter sends, and the response's fixed part. */
+    private static final int INSPECTED_PREFIX = FINGERPRINT + 64 + 7;
 
     private final Clock clock;
     private final String keyPrefix;
@@ -405,6 +432,144 @@ public final class RedisIdempotencyStore implements IdempotencyStore, AutoClosea
         byte[] ttl = decimal(lease.plus(lateCompletionWindow).toMillis());
         return run(connector.link(), RENEW.name(), c -> RENEW.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
             longBytes(now + lease.toMillis()), ttl), RedisIdempotencyStore::isOne);
+    }
+
+    @Override
+    public CompletionStage<Optional<RecordInfo>> find(String storeKey) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        return inspect(connector.link(), recordKey(storeKey)).thenApply(Optional::ofNullable);
+    }
+
+    @Override
+    public CompletionStage<RecordCounts> counts() {
+        RedisConnector.Link link = connector.link();
+        long now = clock.millis();
+        long[] counts = new long[4];
+        return walk(link, info -> {
+            boolean over = info.state() == RecordInfo.State.RELEASED || now >= info.deadline().toEpochMilli();
+            counts[info.state() == RecordInfo.State.IN_PROGRESS ? (over ? 1 : 0) : (over ? 3 : 2)]++;
+        }).thenCompose(complete -> size(link).thenApply(size ->
+            new RecordCounts(counts[0], counts[1], counts[2], counts[3], complete, size)));
+    }
+
+    @Override
+    public CompletionStage<List<RecordInfo>> inProgressStartedBefore(Instant startedBefore, int limit) {
+        Objects.requireNonNull(startedBefore, "startedBefore");
+        Checks.atLeast(limit, 1, "limit");
+        List<RecordInfo> found = new ArrayList<>();
+        return walk(connector.link(), info -> {
+            if (info.state() == RecordInfo.State.IN_PROGRESS && !info.startedAt().isAfter(startedBefore)) {
+                found.add(info);
+            }
+        }).thenApply(complete -> found.stream().sorted(Comparator.comparing(RecordInfo::startedAt)).limit(limit).toList());
+    }
+
+    /**
+     * Reads every record of the store's key space, one {@code SCAN} page at a time (a page's
+     * records are read before the next page is asked for, so {@code sink} is called by one thread
+     * at a time), up to {@value #INSPECTION_SCAN_LIMIT} records.
+     *
+     * @return whether the walk saw the whole key space
+     */
+    private CompletableFuture<Boolean> walk(RedisConnector.Link link, Consumer<RecordInfo> sink) {
+        ScanArgs args = ScanArgs.Builder.matches(globEscape(keyPrefix) + "{*}").limit(1000);
+        return page(link, ScanCursor.INITIAL, args, sink, 0);
+    }
+
+    private CompletableFuture<Boolean> page(RedisConnector.Link link, ScanCursor cursor, ScanArgs args,
+                                            Consumer<RecordInfo> sink, long seen) {
+        return run(link, "scan", c -> c.scan(cursor, args).toCompletableFuture().<Object>thenApply(v -> v),
+            reply -> {
+                @SuppressWarnings("unchecked")
+                KeyScanCursor<byte[]> keys = (KeyScanCursor<byte[]>) reply;
+                return keys;
+            }).thenCompose(keys -> {
+                List<CompletableFuture<RecordInfo>> reads = keys.getKeys().stream().map(k -> inspect(link, k)).toList();
+                return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+                    reads.forEach(r -> {
+                        RecordInfo info = r.join();
+                        if (info != null) { // gone since the scan saw it
+                            sink.accept(info);
+                        }
+                    });
+                    long total = seen + keys.getKeys().size();
+                    if (keys.isFinished()) {
+                        return CompletableFuture.completedFuture(true);
+                    }
+                    if (total >= INSPECTION_SCAN_LIMIT) {
+                        return CompletableFuture.completedFuture(false);
+                    }
+                    return page(link, keys, args, sink, total);
+                });
+            });
+    }
+
+    /** One record's state and timing from its first bytes and its length; {@code null} when it is gone. */
+    private CompletableFuture<RecordInfo> inspect(RedisConnector.Link link, byte[] key) {
+        CompletableFuture<byte[]> head = run(link, "getrange", c -> c.getrange(key, 0, INSPECTED_PREFIX - 1)
+            .toCompletableFuture().<Object>thenApply(v -> v), reply -> (byte[]) reply);
+        CompletableFuture<Long> length = run(link, "strlen", c -> c.strlen(key).toCompletableFuture()
+            .<Object>thenApply(v -> v), reply -> (Long) reply);
+        return head.thenCombine(length, (bytes, total) -> {
+            if (bytes == null || bytes.length == 0) {
+                return null;
+            }
+            String text = new String(key, StandardCharsets.UTF_8);
+            String storeKey = text.substring(keyPrefix.length() + 1, text.length() - 1);
+            try {
+                return recordInfo(storeKey, bytes, total);
+            } catch (IOException e) {
+                throw new CompletionException(new IdempotencyStoreException(
+                    "Redis idempotency store: cannot read " + text + ": " + e.getMessage(), e));
+            }
+        });
+    }
+
+    private RecordInfo recordInfo(String storeKey, byte[] head, long length) throws IOException {
+        checkFormat(storeKey, head, TOKEN + 16);
+        long token = readLong(head, TOKEN);
+        Instant startedAt = Instant.ofEpochMilli(token >> 10);
+        Instant deadline = Instant.ofEpochMilli(readLong(head, DEADLINE));
+        return switch (head[STATE]) {
+            case IN_PROGRESS -> new RecordInfo(storeKey, RecordInfo.State.IN_PROGRESS, token, startedAt, deadline, 0, -1);
+            case RELEASED -> new RecordInfo(storeKey, RecordInfo.State.RELEASED, token, startedAt, deadline, 0, -1);
+            case COMPLETED -> {
+                checkFormat(storeKey, head, FINGERPRINT);
+                int at = FINGERPRINT + readShort(head, FINGERPRINT_LENGTH);
+                checkFormat(storeKey, head, at + 7);
+                boolean omitted = head[at + 2] == 1;
+                long body = length - (at + 7) - readInt(head, at + 3);
+                yield new RecordInfo(storeKey, RecordInfo.State.COMPLETED, token, startedAt, deadline,
+                    readShort(head, at), omitted ? -1 : body);
+            }
+            default -> throw new IOException("unknown state " + head[STATE]);
+        };
+    }
+
+    /** The server's memory ({@code INFO memory}) and key count ({@code DBSIZE}). */
+    private CompletableFuture<Map<String, Object>> size(RedisConnector.Link link) {
+        CompletableFuture<String> info = run(link, "info", c -> c.info("memory").toCompletableFuture()
+            .<Object>thenApply(v -> v), String::valueOf);
+        CompletableFuture<Long> keys = run(link, "dbsize", c -> c.dbsize().toCompletableFuture()
+            .<Object>thenApply(v -> v), reply -> (Long) reply);
+        return info.thenCombine(keys, (text, dbsize) -> {
+            Map<String, Object> size = new LinkedHashMap<>();
+            for (String line : text.split("\\r?\\n")) {
+                if (line.startsWith("used_memory:")) {
+                    size.put("usedMemoryBytes", Long.parseLong(line.substring("used_memory:".length()).trim()));
+                } else if (line.startsWith("maxmemory:")) {
+                    size.put("maxMemoryBytes", Long.parseLong(line.substring("maxmemory:".length()).trim()));
+                } else if (line.startsWith("maxmemory_policy:")) {
+                    size.put("maxMemoryPolicy", line.substring("maxmemory_policy:".length()).trim());
+                }
+            }
+            size.put("serverKeys", dbsize);
+            return size;
+        });
+    }
+
+    private static String globEscape(String text) {
+        return text.replaceAll("([*?\\[\\]\\\\])", "\\\\$1");
     }
 
     /** Closes the store's own connections and clients (not the application's client). */

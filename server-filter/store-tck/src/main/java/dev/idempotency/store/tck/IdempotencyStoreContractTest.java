@@ -4,6 +4,9 @@ import dev.idempotency.testsupport.MutableClock;
 
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.RecordCounts;
+import dev.idempotency.server.store.RecordInfo;
+import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -13,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -30,13 +34,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The contract every {@link IdempotencyStore} must pass (CONTRACT S17). Extend it, return the
  * store under test from {@link #store(MutableClock)}, and the suite checks acquire, replay,
  * mismatch, conflict, lease expiry and takeover, fencing, release, renewal, retention expiry,
  * binary bodies, a race of many threads for one key, and the same race fired from one thread
- * without waiting (the asynchronous SPI lets a caller have many calls in flight).
+ * without waiting (the asynchronous SPI lets a caller have many calls in flight); for a store
+ * that also implements {@link StoreInspection} (CONTRACT O3), what it reports.
  *
  * <p>Every call goes through the asynchronous SPI; the helpers ({@link #acquire}, ...) wait for
  * the stage with a timeout, so a store whose stage never completes fails the suite instead of
@@ -436,6 +442,102 @@ public abstract class IdempotencyStoreContractTest {
             assertThat(acquire(keys.get(i), fingerprint("p" + i), LEASE))
                 .isEqualTo(new AcquireResult.Replay(response(200, "body-" + i)));
         }
+    }
+
+
+    private StoreInspection inspection() {
+        assumeTrue(store instanceof StoreInspection, "the store offers no StoreInspection (optional, CONTRACT O3)");
+        return (StoreInspection) store;
+    }
+
+    @Test
+    @DisplayName("O3: find reports a record's state, token and timing, in progress and completed, never its body")
+    void findReportsStateAndTiming() {
+        StoreInspection inspection = inspection();
+        String key = newKey();
+        Instant acquiredAt = clock.instant();
+        long token = acquired(key, fingerprint("a"));
+        RecordInfo running = join(inspection.find(key)).orElseThrow();
+        assertThat(running.storeKey()).isEqualTo(key);
+        assertThat(running.state()).isEqualTo(RecordInfo.State.IN_PROGRESS);
+        assertThat(running.fencingToken()).isEqualTo(token);
+        assertThat(running.startedAt()).isEqualTo(acquiredAt);
+        assertThat(running.deadline()).isEqualTo(acquiredAt.plus(LEASE));
+        assertThat(running.expired(clock.instant())).isFalse();
+
+        clock.advance(Duration.ofSeconds(5));
+        assertThat(renew(key, token, LEASE)).isTrue();
+        assertThat(join(inspection.find(key)).orElseThrow().deadline()).isEqualTo(clock.instant().plus(LEASE));
+        assertThat(complete(key, token, response(201, "{\"id\":\"pay_1\"}"), RETENTION)).isTrue();
+        RecordInfo done = join(inspection.find(key)).orElseThrow();
+        assertThat(done.state()).isEqualTo(RecordInfo.State.COMPLETED);
+        assertThat(done.fencingToken()).isEqualTo(token);
+        assertThat(done.startedAt()).isEqualTo(acquiredAt);
+        assertThat(done.deadline()).isEqualTo(clock.instant().plus(RETENTION));
+        assertThat(done.status()).isEqualTo(201);
+        assertThat(done.bodyBytes()).isEqualTo(14);
+        clock.advance(RETENTION);
+        assertThat(join(inspection.find(key)).orElseThrow().expired(clock.instant())).isTrue();
+
+        assertThat(join(inspection.find(newKey()))).isEmpty();
+    }
+
+    @Test
+    @DisplayName("O3: an omitted body is reported as such, and a released record no longer as in progress")
+    void findOmittedAndReleased() {
+        StoreInspection inspection = inspection();
+        String omitted = newKey();
+        long token = acquired(omitted, fingerprint("a"));
+        assertThat(complete(omitted, token, new StoredResponse(200, Map.of(), new byte[0], true), RETENTION)).isTrue();
+        assertThat(join(inspection.find(omitted)).orElseThrow().bodyBytes()).isEqualTo(-1);
+
+        String released = newKey();
+        long held = acquired(released, fingerprint("a"));
+        assertThat(release(released, held)).isTrue();
+        // gone, or a tombstone (Redis keeps one for expiry-grace): either way no longer in progress
+        join(inspection.find(released)).ifPresent(r -> assertThat(r.state()).isEqualTo(RecordInfo.State.RELEASED));
+    }
+
+    @Test
+    @DisplayName("O3: in-progress records acquired before a time are listed oldest first, up to the limit")
+    void listsOldInProgressRecords() {
+        StoreInspection inspection = inspection();
+        String oldest = newKey();
+        acquired(oldest, fingerprint("a"));
+        clock.advance(Duration.ofSeconds(1));
+        String older = newKey();
+        acquired(older, fingerprint("a"));
+        String completed = newKey();
+        long token = acquired(completed, fingerprint("a"));
+        assertThat(complete(completed, token, response(200, "{}"), RETENTION)).isTrue();
+        clock.advance(Duration.ofMinutes(10));
+        Instant cutoff = clock.instant();
+        clock.advance(Duration.ofSeconds(1));
+        String young = newKey();
+        acquired(young, fingerprint("a"));
+
+        List<String> listed = join(inspection.inProgressStartedBefore(cutoff, 1000)).stream()
+            .map(RecordInfo::storeKey).toList();
+        assertThat(listed).contains(oldest, older).doesNotContain(completed, young);
+        assertThat(listed.indexOf(oldest)).isLessThan(listed.indexOf(older));
+        assertThat(join(inspection.inProgressStartedBefore(cutoff, 1))).hasSize(1);
+    }
+
+    @Test
+    @DisplayName("O3: counts go up by the records written, by state, and the store reports its size")
+    void countsByState() {
+        StoreInspection inspection = inspection();
+        RecordCounts before = join(inspection.counts());
+        acquired(newKey(), fingerprint("a"));
+        String done = newKey();
+        long token = acquired(done, fingerprint("a"));
+        assertThat(complete(done, token, response(200, "{}"), RETENTION)).isTrue();
+        RecordCounts after = join(inspection.counts());
+        assertThat(after.complete()).isTrue();
+        assertThat(after.inProgress() - before.inProgress()).isEqualTo(1);
+        assertThat(after.completed() - before.completed()).isEqualTo(1);
+        assertThat(after.total() - before.total()).isEqualTo(2);
+        assertThat(after.size()).isNotEmpty();
     }
 
     /** Runs {@code n} acquires of one key and fingerprint at once, released together by a latch. */
