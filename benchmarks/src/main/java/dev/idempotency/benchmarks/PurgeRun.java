@@ -80,9 +80,9 @@ public final class PurgeRun {
             long started = System.nanoTime();
             execute(ds, "INSERT INTO " + table + " (store_key, fingerprint, fencing_token, holder, completed,"
                 + " acquired_at, expires_at, response_status, response_headers, response_body, body_omitted)"
-                + " SELECT md5(g::text) || md5(g::text), fingerprint, fencing_token, holder, completed, acquired_at,"
+                + " SELECT decode(md5(g::text) || md5(g::text), 'hex'), fingerprint, fencing_token, holder, completed, acquired_at,"
                 + " now() - interval '1 minute', response_status, response_headers, response_body, body_omitted"
-                + " FROM " + table + ", generate_series(1, " + rows + ") g WHERE store_key = 'template'");
+                + " FROM " + table + ", generate_series(1, " + rows + ") g WHERE store_key = '\\x0074656d706c617465'");
             execute(ds, "VACUUM ANALYZE " + table);
             System.out.printf("filled %,d expired records in %.1f s%n", rows, (System.nanoTime() - started) / 1e9);
         }

@@ -204,10 +204,10 @@ public class StoreBenchmark {
             // a lookup walks the same depth)
             TestPostgres.execute("INSERT INTO " + table + " (store_key, fingerprint, fencing_token, holder, completed,"
                 + " acquired_at, expires_at, response_status, response_headers, response_body, body_omitted)"
-                + " SELECT lpad(g::text, " + KEY_LENGTH + ", '0'), fingerprint, fencing_token, holder, completed,"
+                + " SELECT decode(lpad(g::text, " + KEY_LENGTH + ", '0'), 'hex'), fingerprint, fencing_token, holder, completed,"
                 + " acquired_at, now() + interval '" + FILL_TTL_MILLIS + " milliseconds', response_status,"
                 + " response_headers, response_body, body_omitted FROM " + table + " r, generate_series(" + from
-                + ", " + to + ") g WHERE r.store_key = '" + replayKey + "'");
+                + ", " + to + ") g WHERE r.store_key = decode('" + replayKey + "', 'hex')");
         }
         TestPostgres.execute("VACUUM ANALYZE " + table);
         long bytes;

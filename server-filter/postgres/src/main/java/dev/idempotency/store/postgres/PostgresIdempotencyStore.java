@@ -63,15 +63,15 @@ import java.util.function.Supplier;
  * {@code idempotency.store.postgres.enabled=true}); it then replaces the in-memory store.
  *
  * <h2>Storage layout</h2>
- * Table {@code idempotency_records} (name and schema configurable), created by the Flyway migration
- * {@code classpath:db/idempotency/V1__idempotency_records.sql} that ships in this jar; one row per
- * store key:
+ * Table {@code idempotency_records} (name and schema configurable), created by the Flyway migrations
+ * {@code classpath:db/idempotency/V*.sql} that ship in this jar; one row per store key:
  * <table>
  *   <caption>columns</caption>
  *   <tr><th>column</th><th>type</th><th>meaning</th></tr>
- *   <tr><td>{@code store_key}</td><td>varchar(128), primary key</td><td>the filter's fixed-length key:
- *       64 hex digits of SHA-256 over (caller, method, route template, Idempotency-Key). The raw
- *       client key is never stored.</td></tr>
+ *   <tr><td>{@code store_key}</td><td>bytea, primary key</td><td>the filter's fixed-length key, a
+ *       SHA-256 over (caller, method, route template, Idempotency-Key), as its 32 bytes (any other
+ *       key the SPI is given is kept unambiguously too, see {@code StoreKeys}). The raw client key
+ *       is never stored.</td></tr>
  *   <tr><td>{@code fingerprint}</td><td>bytea</td><td>the 32-byte SHA-256 request fingerprint (S7);
  *       another fingerprint under the same live key is a mismatch (S9)</td></tr>
  *   <tr><td>{@code fencing_token}</td><td>bigint</td><td>the current holder's token, drawn from the
@@ -97,8 +97,8 @@ import java.util.function.Supplier;
  * Indexes: the primary key on {@code store_key}, the only lookup path of acquire, complete,
  * release and renew (the token is checked on the row, so it needs no index); and
  * {@code <table>_expires_at_idx} on {@code expires_at} for the purge's range scan. The table has
- * {@code fillfactor = 90}, room on each page for the row versions that renew, complete and
- * takeover write.
+ * {@code fillfactor = 100}: renew, complete and takeover all change the indexed {@code expires_at},
+ * so no update can be a HOT update and free space kept on each page would serve nothing.
  * The migration's Flyway history is kept in {@code <table>_schema_history}, apart from the
  * application's own migrations, and is applied by the store itself (at startup and before the
  * first call; Flyway serialises concurrent instances with an advisory lock) unless
@@ -326,7 +326,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                 + " expires_at, response_status, octet_length(response_body), body_omitted FROM " + sql.table
                 + " WHERE store_key = ?")) {
                 ps.setQueryTimeout(INSPECTION_TIMEOUT_SECONDS);
-                ps.setString(1, storeKey);
+                ps.setBytes(1, StoreKeys.encode(storeKey));
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next() ? Optional.of(recordInfo(rs)) : Optional.<RecordInfo>empty();
                 }
@@ -337,7 +337,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     private static RecordInfo recordInfo(ResultSet rs) throws SQLException {
         boolean completed = rs.getBoolean(2);
         long body = rs.getLong(7);
-        return new RecordInfo(rs.getString(1), completed ? RecordInfo.State.COMPLETED : RecordInfo.State.IN_PROGRESS,
+        return new RecordInfo(StoreKeys.decode(rs.getBytes(1)), completed ? RecordInfo.State.COMPLETED : RecordInfo.State.IN_PROGRESS,
             rs.getLong(3), rs.getObject(4, OffsetDateTime.class).toInstant(), rs.getObject(5, OffsetDateTime.class).toInstant(),
             completed ? rs.getInt(6) : 0, completed && !rs.getBoolean(8) ? body : -1);
     }
@@ -487,7 +487,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         Objects.requireNonNull(storeKey, "storeKey");
         return executors.statement("release", () -> autocommit("release", c -> {
             try (PreparedStatement ps = prepare(c, sql.release)) {
-                ps.setString(1, storeKey);
+                ps.setBytes(1, StoreKeys.encode(storeKey));
                 ps.setLong(2, fencingToken);
                 return ps.executeUpdate() == 1;
             }
@@ -501,7 +501,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         return executors.statement("renew", () -> autocommit("renew", c -> {
             try (PreparedStatement ps = prepare(c, sql.renew)) {
                 ps.setObject(1, timestamp(now().plus(lease)));
-                ps.setString(2, storeKey);
+                ps.setBytes(2, StoreKeys.encode(storeKey));
                 ps.setLong(3, fencingToken);
                 return ps.executeUpdate() == 1;
             }
@@ -593,7 +593,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         throws SQLException {
         Instant now = now();
         try (PreparedStatement ps = prepare(c, sql.acquireAutocommit)) {
-            ps.setString(1, storeKey);
+            ps.setBytes(1, StoreKeys.encode(storeKey));
             ps.setBytes(2, fingerprint);
             ps.setObject(3, timestamp(now));
             ps.setObject(4, timestamp(now.plus(lease)));
@@ -653,18 +653,18 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     /** The statements of a batch of acquires, inside its transaction (see {@link #acquireBatch}). */
     private List<AcquireResult> acquireTogether(Connection c, List<AcquireCall> calls) throws SQLException {
         Instant now = now();
-        String[] keys = new String[calls.size()];
+        byte[][] keys = new byte[calls.size()][];
         for (int i = 0; i < keys.length; i++) {
-            keys[i] = calls.get(i).storeKey();
+            keys[i] = StoreKeys.encode(calls.get(i).storeKey());
         }
         Map<String, Live> live = new HashMap<>(keys.length * 2);
         try (PreparedStatement ps = prepare(c, sql.find)) {
-            ps.setArray(1, c.createArrayOf("varchar", keys));
+            ps.setArray(1, c.createArrayOf("bytea", keys));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Instant expiresAt = rs.getObject("expires_at", OffsetDateTime.class).toInstant();
                     if (now.isBefore(expiresAt)) {
-                        live.putIfAbsent(rs.getString("store_key"), new Live(rs.getBytes("fingerprint"), expiresAt,
+                        live.putIfAbsent(StoreKeys.decode(rs.getBytes("store_key")), new Live(rs.getBytes("fingerprint"), expiresAt,
                             rs.getBoolean("completed") ? new AcquireResult.Replay(storedResponse(rs)) : null));
                     }
                 }
@@ -772,7 +772,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         throws SQLException {
         Instant now = now();
         try (PreparedStatement ps = prepare(c, sql.acquire)) {
-            ps.setString(1, storeKey);
+            ps.setBytes(1, StoreKeys.encode(storeKey));
             ps.setBytes(2, fingerprint);
             ps.setObject(3, timestamp(now));
             ps.setObject(4, timestamp(now.plus(lease)));
@@ -821,7 +821,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         ps.setArray(3, c.createArrayOf("text", encodeHeaders(response.headers())));
         ps.setBytes(4, response.body());
         ps.setBoolean(5, response.bodyOmitted());
-        ps.setString(6, storeKey);
+        ps.setBytes(6, StoreKeys.encode(storeKey));
         ps.setLong(7, fencingToken);
     }
 

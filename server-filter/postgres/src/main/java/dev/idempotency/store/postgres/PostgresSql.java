@@ -32,7 +32,7 @@ final class PostgresSql {
         // inserted or took over the record after the snapshot, no acquired row comes back and the
         // caller runs the locking upsert below. The lock_timeout (local to this statement's implicit
         // transaction) bounds the wait for a record another transaction holds uncommitted.
-        this.acquireAutocommit = "WITH p AS MATERIALIZED (SELECT CAST(? AS varchar) AS k, CAST(? AS bytea) AS fp,"
+        this.acquireAutocommit = "WITH p AS MATERIALIZED (SELECT CAST(? AS bytea) AS k, CAST(? AS bytea) AS fp,"
             + " CAST(? AS timestamptz) AS now_at, CAST(? AS timestamptz) AS lease_end,"
             + " set_config('lock_timeout', ?, true) AS applied),"
             + " cur AS (SELECT r.fencing_token, r.completed, r.fingerprint, r.expires_at, r.response_status,"
@@ -57,9 +57,9 @@ final class PostgresSql {
             + " response_headers, response_body, body_omitted FROM cur";
         // A batch's first step: the records of its keys, one index probe per key whatever the table's
         // statistics say (LIMIT keeps the lateral subquery a parameterized scan, never a hash join over a
-        // sequential scan). Parameter: 1 store keys (varchar[]).
+        // sequential scan). Parameter: 1 store keys (bytea[], see StoreKeys).
         this.find = "SELECT r.store_key, r.completed, r.fingerprint, r.expires_at, r.response_status,"
-            + " r.response_headers, r.response_body, r.body_omitted FROM unnest(CAST(? AS varchar[])) AS k(key)"
+            + " r.response_headers, r.response_body, r.body_omitted FROM unnest(CAST(? AS bytea[])) AS k(key)"
             + " CROSS JOIN LATERAL (SELECT * FROM " + table + " t WHERE t.store_key = k.key LIMIT 1) r";
         // The locking upsert, for transactional mode (where the lock_timeout must be put back for the
         // handler's own statements) and for the rare autocommit acquire that raced another one.

@@ -107,7 +107,7 @@ class GroupCommitTest {
             try (PreparedStatement ps = connection.prepareStatement("INSERT INTO " + SCHEMA + ".idempotency_records"
                 + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at)"
                 + " VALUES (?, '\\x00', 1, 1, false, now(), now())")) {
-                ps.setString(1, key);
+                ps.setBytes(1, StoreKeys.encode(key));
                 ps.executeUpdate();
             }
             waiting = store.acquire(key, fp("held"), LEASE).toCompletableFuture();
@@ -145,7 +145,7 @@ class GroupCommitTest {
     private static List<String> writers(List<String> keys) throws Exception {
         try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT DISTINCT xmin::text"
             + " FROM " + SCHEMA + ".idempotency_records WHERE store_key = ANY(?)")) {
-            ps.setArray(1, c.createArrayOf("varchar", keys.toArray()));
+            ps.setArray(1, c.createArrayOf("bytea", keys.stream().map(StoreKeys::encode).toArray(byte[][]::new)));
             List<String> ids = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -138,7 +138,7 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         try (Connection c = pool.getConnection(); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT xmin::text || '/' || ctid::text || '/' || (SELECT last_value FROM "
                  + SCHEMA + ".idempotency_records_fencing_seq) FROM " + SCHEMA
-                 + ".idempotency_records WHERE store_key = '" + key + "'")) {
+                 + ".idempotency_records WHERE store_key = decode('" + key + "', 'hex')")) {
             rs.next();
             return rs.getString(1);
         }
@@ -253,7 +253,7 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
             st.execute("INSERT INTO " + SCHEMA + ".idempotency_records (store_key, fingerprint, fencing_token, holder,"
                 + " completed, acquired_at, expires_at, response_status, response_headers, response_body, body_omitted)"
-                + " SELECT md5(g::text) || md5(g::text), '\\x00', g, 1, true, now(), '2000-01-01', 200, '{}', '', false"
+                + " SELECT decode(md5(g::text) || md5(g::text), 'hex'), '\\x00', g, 1, true, now(), '2000-01-01', 200, '{}', '', false"
                 + " FROM generate_series(1, 2000) g");
         }
         List<CompletableFuture<Integer>> runs = new ArrayList<>();
