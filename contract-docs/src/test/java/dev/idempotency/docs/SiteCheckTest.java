@@ -180,6 +180,28 @@ class SiteCheckTest {
         }
     }
 
+    @Test
+    @DisplayName("every Java snippet shows the imports it needs, so it can be pasted")
+    void javaSnippetsShowTheirImports() {
+        int checked = 0;
+        for (Map.Entry<Path, Document> e : PAGES.entrySet()) {
+            for (Element code : e.getValue().select("pre code[data-lang=java]")) {
+                checked++;
+                String text = code.wholeText();
+                assertThat(text).as("a Java snippet on %s: %s", site.relativize(e.getKey()),
+                    text.substring(0, Math.min(80, text.length()))).contains("import ");
+                // every annotation and type it uses from a package of ours or Micronaut's is imported
+                Matcher used = Pattern.compile("@(Idempotent|IdempotentCall|Transactional|Controller|Client|Singleton)\\b")
+                    .matcher(text);
+                while (used.find()) {
+                    assertThat(text).as("%s on %s", used.group(), site.relativize(e.getKey()))
+                        .containsPattern("import [\\w.]+\\." + used.group(1) + ";");
+                }
+            }
+        }
+        assertThat(checked).as("Java snippets checked").isGreaterThan(5);
+    }
+
     /** The built page behind a published URL: {@code base/contract/} is {@code contract/index.html}. */
     private static Optional<Document> published(URI url) {
         String path = url.getPath();

@@ -2,11 +2,14 @@ package com.example.orders;
 
 import com.example.orders.Orders.NewOrder;
 import com.example.orders.Orders.Order;
+import dev.idempotency.client.IdempotentClient;
+import dev.idempotency.client.IdempotentResult;
 import io.micronaut.core.annotation.NonNull;
 import io.micronaut.runtime.server.EmbeddedServer;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import io.micronaut.test.support.TestPropertyProvider;
 import jakarta.inject.Inject;
+import jakarta.inject.Named;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -38,6 +41,9 @@ class QuickstartTest implements TestPropertyProvider {
     OrdersClient orders;
     @Inject
     OrdersController controller;
+    @Inject
+    @Named("orders")
+    IdempotentClient ordersClient;
 
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -57,6 +63,16 @@ class QuickstartTest implements TestPropertyProvider {
         assertEquals(before + 1, controller.placed());
         Order another = orders.place(new NewOrder("book", 2));
         assertNotEquals(order.id(), another.id(), "every invocation is a new operation with a new key");
+    }
+
+    @Test
+    void theProgrammaticCallerPlacesAnOrderOnce() {
+        int before = controller.placed();
+        IdempotentResult<Order> placed = PlaceOrderProgrammatically.place(ordersClient, new NewOrder("lamp", 1));
+        assertEquals(201, placed.status());
+        assertEquals("lamp", placed.body().orElseThrow().item());
+        assertEquals(1, placed.attempts());
+        assertEquals(before + 1, controller.placed());
     }
 
     @Test

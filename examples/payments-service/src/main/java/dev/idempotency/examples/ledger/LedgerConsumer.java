@@ -1,3 +1,4 @@
+// tag::consumer[]
 package dev.idempotency.examples.ledger;
 
 import dev.idempotency.messaging.MessageHandler;
@@ -17,7 +18,6 @@ import java.util.concurrent.CompletionStage;
  * It knows nothing about duplicates: the idempotent consumer around it runs it once per message
  * id, however often the broker delivers the message.
  */
-// tag::consumer[]
 @Singleton
 @Named("ledger")
 final class LedgerConsumer implements MessageHandler {

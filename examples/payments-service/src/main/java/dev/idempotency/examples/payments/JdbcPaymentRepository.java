@@ -7,15 +7,23 @@ import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.type.Argument;
 import io.micronaut.data.exceptions.DataAccessException;
 import io.micronaut.json.JsonMapper;
+// tag::transactional-imports[]
 import io.micronaut.transaction.annotation.Transactional;
+// end::transactional-imports[]
 import jakarta.inject.Singleton;
 
+// tag::transactional-imports[]
 import javax.sql.DataSource;
+// end::transactional-imports[]
 import java.io.IOException;
+// tag::transactional-imports[]
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+// end::transactional-imports[]
 import java.sql.ResultSet;
+// tag::transactional-imports[]
 import java.sql.SQLException;
+// end::transactional-imports[]
 import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;

@@ -1,8 +1,10 @@
 package dev.idempotency.examples.payments;
 
 import dev.idempotency.examples.payments.SideEffectLedger.Operation;
+// tag::publish-imports[]
 import dev.idempotency.messaging.Outbox;
 import dev.idempotency.messaging.OutgoingMessage;
+// end::publish-imports[]
 import io.micronaut.context.annotation.Value;
 import io.micronaut.core.annotation.Nullable;
 import jakarta.inject.Singleton;
