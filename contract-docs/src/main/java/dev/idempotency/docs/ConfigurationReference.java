@@ -137,7 +137,25 @@ public final class ConfigurationReference {
                 + "document it in " + source.getName());
         }
         String defaultValue = plain(d.group(1)).trim();
-        return new Property(display(name), type(p.path("type").asText(), loader), defaultValue, asciidoc(text));
+        return new Property(display(name), type(p.path("type").asText(), loader), defaultValue,
+            asciidoc(withoutDefault(text, d)));
+    }
+
+    /**
+     * The description without the sentence that only states the default, which the Default
+     * column shows: "Default 1m." goes; "Default: none, meaning ..." stays, it says more.
+     */
+    static String withoutDefault(String text, Matcher d) {
+        int end = d.end();
+        boolean wholeSentence = end == text.length()
+            || text.charAt(end) == '.' && (end + 1 == text.length() || Character.isWhitespace(text.charAt(end + 1)));
+        boolean startsSentence = d.start() == 0 || text.substring(0, d.start()).stripTrailing().endsWith(".");
+        if (!wholeSentence || !startsSentence) {
+            return text;
+        }
+        String rest = (text.substring(0, d.start()) + text.substring(Math.min(text.length(), end + 1))).strip()
+            .replaceAll("\\s{2,}", " ");
+        return rest.isEmpty() ? text : rest;
     }
 
     /** {@code idempotency.client.*.x} is written {@code idempotency.client.<name>.x}. */

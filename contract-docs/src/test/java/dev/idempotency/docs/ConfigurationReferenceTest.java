@@ -63,15 +63,21 @@ class ConfigurationReferenceTest {
                {"name":"idempotency.sample.server","type":"java.lang.String","sourceType":"%1$s",
                 "description":"Which one. Default: none, meaning the default connection."},
                {"name":"idempotency.sample.statuses","type":"java.util.Set","sourceType":"%1$s",
-                "description":"Retried. Default 408, 425, 429; a 409 only sometimes."}]}
+                "description":"Retried. Default 408, 425, 429; a 409 only sometimes."},
+               {"name":"idempotency.sample.wait","type":"java.time.Duration","sourceType":"%1$s",
+                "description":"How long. Default 1m. Longer costs memory."}]}
             """.formatted(Sample.class.getName()), StandardCharsets.UTF_8);
         List<ConfigurationReference.Group> groups = ConfigurationReference.read(loader(dir));
         assertThat(groups).singleElement().satisfies(g -> {
             assertThat(g.name()).isEqualTo("idempotency.sample");
             assertThat(g.properties()).extracting(ConfigurationReference.Property::defaultValue)
-                .containsExactly("100000", "none", "408, 425, 429");
+                .containsExactly("100000", "none", "408, 425, 429", "1m");
+            // the Default column says it: a sentence that only states the default is not repeated
+            assertThat(g.properties()).extracting(ConfigurationReference.Property::description)
+                .containsExactly("How many. Default 100000: plenty.", "Which one. Default: none, meaning the default connection.",
+                    "Retried. Default 408, 425, 429; a 409 only sometimes.", "How long. Longer costs memory.");
             assertThat(g.properties()).extracting(ConfigurationReference.Property::type)
-                .containsExactly("integer", "string", "list");
+                .containsExactly("integer", "string", "list", "duration");
         });
         assertThat(ConfigurationReference.defaults(groups)).contains(":default-idempotency-sample-size: 100000\n");
 
