@@ -145,6 +145,7 @@ public final class IdempotencyOpenApiVisitor implements TypeElementVisitor<Objec
             // a transactional route answers 503 on a failed commit even when it fails open
             idempotent.booleanValue("failOpen").orElse(false) && !idempotent.booleanValue("transactional").orElse(false));
         OperationAnnotations.annotate(method, policy);
+        ProblemSchema.register(context);
     }
 
     private static boolean present(String className) {

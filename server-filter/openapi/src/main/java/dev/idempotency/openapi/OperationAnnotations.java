@@ -47,6 +47,10 @@ final class OperationAnnotations {
     private static final String REPLAYED_HEADER_NAME =
         placeholder("replayed-header-name", IdempotencyConfigurationProperties.DEFAULT_REPLAYED_HEADER_NAME);
     private static final String CONTRACT_URL = placeholder("contract-url", IdempotencyConfigurationProperties.DEFAULT_CONTRACT_PAGE);
+    private static final String MAX_BODY_SIZE = placeholder("max-request-body-size",
+        Integer.toString(IdempotencyConfigurationProperties.DEFAULT_MAX_REQUEST_BODY_SIZE));
+    /** The one problem schema every problem response refers to (components/schemas). */
+    static final String PROBLEM_SCHEMA = "IdempotencyProblem";
 
     private OperationAnnotations() {
     }
@@ -196,7 +200,8 @@ final class OperationAnnotations {
                 .member("name", p.code)
                 .member("summary", p.title)
                 .member("value", "{\"type\":" + json(CONTRACT_URL + "#" + p.code) + ",\"title\":" + json(p.title)
-                    + ",\"status\":" + status + ",\"detail\":" + json(sentence(p.meaning)) + ",\"code\":" + json(p.code) + "}")
+                    + ",\"status\":" + status + ",\"detail\":" + json(p.detail(HEADER_NAME, MAX_BODY_SIZE))
+                    + ",\"code\":" + json(p.code) + "}")
                 .build());
         }
         AnnotationValueBuilder<ApiResponse> response = source(ApiResponse.class)
@@ -204,7 +209,7 @@ final class OperationAnnotations {
             .member("description", description.toString())
             .member("content", new AnnotationValue<?>[] {source(Content.class)
                 .member("mediaType", PROBLEM_JSON)
-                .member("schema", problemSchema(status, problems))
+                .member("schema", source(Schema.class).member("ref", "#/components/schemas/" + PROBLEM_SCHEMA).build())
                 .member("examples", examples.toArray(new AnnotationValue<?>[0]))
                 .build()});
         if (problems.stream().anyMatch(FilterProblem::retryAfter)) {
@@ -221,30 +226,6 @@ final class OperationAnnotations {
                 .build()});
         }
         return response.build();
-    }
-
-    /**
-     * The RFC 9457 body the filter writes, with the codes this status can carry. micronaut-openapi
-     * reads no {@code @Schema(properties)}; a member holding JSON text is put into the schema as it
-     * is, which is how the properties get there ({@code IdempotencyOpenApiVisitorTest} pins it).
-     */
-    private static AnnotationValue<Schema> problemSchema(int status, List<FilterProblem> problems) {
-        String codes = problems.stream().map(p -> p.code).collect(Collectors.joining(", "));
-        String properties = "{"
-            + "\"type\":{\"type\":\"string\",\"format\":\"uri\",\"description\":"
-            + json("The contract page with the code as fragment: " + CONTRACT_URL + "#<code>") + "},"
-            + "\"title\":{\"type\":\"string\"},"
-            + "\"status\":{\"type\":\"integer\"},"
-            + "\"detail\":{\"type\":\"string\",\"description\":\"What to do; never contains request data.\"},"
-            + "\"code\":{\"type\":\"string\",\"description\":"
-            + json("The stable problem code; the filter's for this status: " + codes + ".") + "}"
-            + "}";
-        return source(Schema.class)
-            .member("type", "object")
-            .member("description", "RFC 9457 problem details, with the stable problem code in code.")
-            .member("required", "type", "title", "status", "detail", "code")
-            .member("properties", properties)
-            .build();
     }
 
     private static AnnotationValue<Extension> extension(PublishedPolicy policy) {
@@ -278,10 +259,6 @@ final class OperationAnnotations {
     /** Swagger annotations micronaut-openapi reads at compile time; none is kept in the application's metadata. */
     private static <T extends Annotation> AnnotationValueBuilder<T> source(Class<T> type) {
         return AnnotationValue.builder(type.getName(), RetentionPolicy.SOURCE);
-    }
-
-    private static String sentence(String text) {
-        return Character.toUpperCase(text.charAt(0)) + text.substring(1) + ".";
     }
 
     /** A JSON string literal; the texts here hold no control characters. */

@@ -192,6 +192,24 @@ class IdempotencyOpenApiVisitorTest {
         for (String status : List.of("400", "413", "422")) {
             assertThat(map(responses, status)).doesNotContainKey("headers");
         }
+        // the problem schema is defined once, under components
+        Map<String, Object> schema = map(map(map(defaults, "components"), "schemas"), "IdempotencyProblem");
+        assertThat(schema).containsEntry("type", "object");
+        assertThat(list(schema, "required")).containsExactlyInAnyOrder("type", "title", "status", "detail", "code");
+        Map<String, Object> properties = map(schema, "properties");
+        assertThat(properties).containsOnlyKeys("type", "title", "status", "detail", "code");
+        assertThat(map(properties, "type")).containsEntry("type", "string").containsEntry("format", "uri");
+        assertThat(map(properties, "status")).containsEntry("type", "integer");
+        // no enum: the operation may answer these statuses itself, with codes of its own
+        assertThat(map(properties, "code")).doesNotContainKey("enum");
+        assertThat((String) map(properties, "code").get("description")).contains("idempotency-key-reused",
+            "idempotency-store-unavailable");
+        // every example's detail is the text the filter sends (FilterProblemTest compares the texts)
+        for (FilterProblem p : FilterProblem.values()) {
+            Map<String, Object> value = map(map(map(map(map(map(responses, String.valueOf(p.status)), "content"),
+                "application/problem+json"), "examples"), p.code), "value");
+            assertThat(value).containsEntry("detail", p.detail("Idempotency-Key", "1048576"));
+        }
         // the problem example's type is the contract page with the code as fragment
         Map<String, Object> example = map(map(map(map(map(map(responses, "422"), "content"), "application/problem+json"),
             "examples"), "idempotency-key-reused"), "value");
@@ -295,7 +313,8 @@ class IdempotencyOpenApiVisitorTest {
             .contains("48h", "X-Replayed: true", "https://api.example.com/idempotency");
         Map<String, Object> example = map(map(map(map(map(map(map(op, "responses"), "409"), "content"),
             "application/problem+json"), "examples"), "idempotency-request-in-progress"), "value");
-        assertThat(example).containsEntry("type", "https://api.example.com/idempotency#idempotency-request-in-progress");
+        assertThat(example).containsEntry("type", "https://api.example.com/idempotency#idempotency-request-in-progress")
+            .containsEntry("detail", FilterProblem.REQUEST_IN_PROGRESS.detail("X-Request-Key", "1048576"));
         assertThat(configuredResult.output()).doesNotContain("${");
     }
 
@@ -362,17 +381,8 @@ class IdempotencyOpenApiVisitorTest {
         Map<String, Object> content = map(response, "content");
         assertThat(content).containsOnlyKeys("application/problem+json");
         Map<String, Object> media = map(content, "application/problem+json");
-        Map<String, Object> schema = map(media, "schema");
-        assertThat(schema).containsEntry("type", "object");
-        assertThat(list(schema, "required")).containsExactlyInAnyOrder("type", "title", "status", "detail", "code");
-        Map<String, Object> properties = map(schema, "properties");
-        assertThat(properties).containsOnlyKeys("type", "title", "status", "detail", "code");
-        assertThat(map(properties, "type")).containsEntry("type", "string").containsEntry("format", "uri");
-        assertThat(map(properties, "status")).containsEntry("type", "integer");
-        // no enum: the operation may answer this status itself, with codes of its own
-        assertThat(map(properties, "status")).doesNotContainKey("enum");
-        assertThat(map(properties, "code")).doesNotContainKey("enum");
-        assertThat((String) map(properties, "code").get("description")).contains(codes);
+        // one shared schema, by reference
+        assertThat(map(media, "schema")).containsOnly(Map.entry("$ref", "#/components/schemas/IdempotencyProblem"));
         assertThat((String) response.get("description")).startsWith("The Idempotency-Key filter answers this status itself");
         assertThat(map(media, "examples")).containsOnlyKeys(codes);
     }
