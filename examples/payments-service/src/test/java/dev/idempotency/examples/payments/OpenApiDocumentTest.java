@@ -172,10 +172,13 @@ class OpenApiDocumentTest {
         return "/".equals(v) ? "" : v;
     }
 
-    private static void assertProblem(String name, Map<String, Object> responses, String status, String... codes) {
+    private void assertProblem(String name, Map<String, Object> responses, String status, String... codes) {
         Map<String, Object> response = map(responses, status);
         Map<String, Object> media = map(map(response, "content"), "application/problem+json");
-        Map<String, Object> schema = map(media, "schema");
+        // the one shared problem schema, by reference
+        Object ref = map(media, "schema").get("$ref");
+        assertThat(ref).as(name + " " + status).isEqualTo("#/components/schemas/IdempotencyProblem");
+        Map<String, Object> schema = map(map(map(document, "components"), "schemas"), "IdempotencyProblem");
         assertThat(map(schema, "properties")).as(name + " " + status).containsKeys("type", "title", "status", "detail", "code");
         assertThat((String) response.get("description")).as(name + " " + status).contains(codes);
     }

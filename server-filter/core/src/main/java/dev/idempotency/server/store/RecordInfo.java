@@ -17,8 +17,8 @@ import java.util.Objects;
  * @param deadline     in progress: when the lease ends unless renewed; completed: when the
  *                     retention ends; released: when the tombstone goes
  * @param status       the stored response's status, 0 unless completed
- * @param bodyBytes    the stored body's length in bytes, -1 unless completed or when the body was
- *                     too large to keep (CONTRACT S15)
+ * @param bodyBytes    the stored body's length in bytes; -1 while not completed, and when the body
+ *                     was too large to keep (CONTRACT S15)
  */
 public record RecordInfo(String storeKey, State state, long fencingToken, Instant startedAt, Instant deadline,
                          int status, long bodyBytes) {
