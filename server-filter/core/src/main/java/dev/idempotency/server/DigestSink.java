@@ -75,22 +75,36 @@ final class DigestSink {
         write(bytes, 0, n);
     }
 
-    /** Writes a length-prefixed UTF-8 field; ASCII text is copied without an intermediate array. */
+    /**
+     * Writes a length-prefixed UTF-8 field. ASCII text that fits the buffer is checked and copied
+     * in one pass, without an intermediate array; other text goes through its UTF-8 bytes.
+     */
     void field(String s) {
         int n = s.length();
+        if (n > buf.length - 4) {
+            field(s.getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        if (buf.length - pos < n + 4) {
+            flush();
+        }
+        int start = pos;
+        buf[start] = (byte) (n >>> 24);
+        buf[start + 1] = (byte) (n >>> 16);
+        buf[start + 2] = (byte) (n >>> 8);
+        buf[start + 3] = (byte) n;
+        int at = start + 4;
         for (int i = 0; i < n; i++) {
-            if (s.charAt(i) >= 0x80) {
+            char c = s.charAt(i);
+            if (c >= 0x80) {
+                // not ASCII: nothing of this field was flushed, so it is written again as UTF-8
+                pos = start;
                 field(s.getBytes(StandardCharsets.UTF_8));
                 return;
             }
+            buf[at + i] = (byte) c;
         }
-        write(n >>> 24);
-        write(n >>> 16);
-        write(n >>> 8);
-        write(n);
-        for (int i = 0; i < n; i++) {
-            write(s.charAt(i));
-        }
+        pos = at + n;
     }
 
     /** Writes a number as a field of its own: 4 bytes, big-endian. */

@@ -161,6 +161,36 @@ class RequestFingerprintTest {
     }
 
     @Test
+    @DisplayName("S6/S7: the store key is SHA-256 of the documented length-prefixed fields, for ASCII, non-ASCII and"
+        + " long scopes alike (records already stored must keep matching)")
+    void storeKeyLayoutIsStable() throws Exception {
+        String longCaller = "caller-".repeat(40); // longer than the digest's buffer
+        for (String[] scope : new String[][] {
+            {"alice", "/orders/{id}", "k1"},
+            {"Zoë", "/bestellungen/{id}", "schlüssel-1"},
+            {longCaller, "/p", "k"},
+            {"", "", ""}}) {
+            java.io.ByteArrayOutputStream expected = new java.io.ByteArrayOutputStream();
+            java.io.DataOutputStream out = new java.io.DataOutputStream(expected);
+            for (String field : new String[] {"idempotency-key/" + RequestFingerprint.VERSION}) {
+                byte[] b = field.getBytes(StandardCharsets.UTF_8);
+                out.writeInt(b.length);
+                out.write(b);
+            }
+            out.write(RequestDigest.CALLER_PRINCIPAL);
+            for (String field : new String[] {scope[0], "POST", scope[1], scope[2]}) {
+                byte[] b = field.getBytes(StandardCharsets.UTF_8);
+                out.writeInt(b.length);
+                out.write(b);
+            }
+            String hex = java.util.HexFormat.of().formatHex(
+                java.security.MessageDigest.getInstance("SHA-256").digest(expected.toByteArray()));
+            assertThat(RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, scope[0], "POST", scope[1], scope[2]).storeKey())
+                .as("store key of %s", List.of(scope)).isEqualTo(hex);
+        }
+    }
+
+    @Test
     @DisplayName("S7: numbers are spelled from their digits exactly as the ECMAScript double formatter would")
     void numbersFromDigits() throws Exception {
         java.util.Random r = new java.util.Random(8785);

@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * {@code maxBytes} bytes of heap, counting each record's key, fingerprint, stored response
  * (status, headers, body) and a fixed per-record overhead for the objects that hold them
  * (concurrent callers may overshoot either bound by one record each). When a new record, or a
- * completion's response, would pass a bound, the earliest-completed records are evicted, in
+ * completion's response, takes the store past a bound, the earliest-completed records are evicted, in
  * constant time each and without a lock (logged at WARN at most once a minute, since a retry of
  * an evicted key runs again); when no completed record is left, expired in-progress records are
  * purged (at most once a second). Then:
@@ -81,7 +82,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     private final AtomicLong lastFullPurge = new AtomicLong(Long.MIN_VALUE);
     /** Completed records in the order they completed: eviction takes the head, O(1) each. */
     private final ConcurrentLinkedQueue<Entry> completionOrder = new ConcurrentLinkedQueue<>();
-    private final AtomicLong bytes = new AtomicLong();
+    /** Added to by every operation on both event loops: a LongAdder, whose adds do not contend. */
+    private final LongAdder bytes = new LongAdder();
     private final Clock clock;
     private final int maxEntries;
     private final long maxBytes;
@@ -124,7 +126,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     @Override
     public CompletionStage<Map<String, Object>> probe() {
         int records = entries.size();
-        long held = bytes.get();
+        long held = bytes.sum();
         double fill = Math.max(records / (double) maxEntries, held / (double) maxBytes);
         return CompletableFuture.completedFuture(Map.of("records", records, "maxEntries", maxEntries, "bytes", held,
             "maxBytes", maxBytes, "fillPercent", Math.round(fill * 1000) / 10.0));
@@ -137,28 +139,28 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         Checks.positive(lease, "lease");
         long now = clock.millis();
         long leaseEnd = now + lease.toMillis();
-        long weight = weight(storeKey, fingerprint, null);
-        if ((entries.size() >= maxEntries || bytes.get() + weight > maxBytes) && !entries.containsKey(storeKey)
-            && !makeRoom(weight)) {
-            return CompletableFuture.failedFuture(full());
-        }
-        Object[] result = new Object[1];
-        entries.compute(storeKey, (key, existing) -> {
-            if (existing == null || existing.isExpired(now)) {
-                boolean takeover = existing != null && existing.response == null;
-                long token = tokens.incrementAndGet();
-                result[0] = new AcquireResult.Acquired(token, takeover);
-                Entry created = new Entry(key, fingerprint.clone(), token, now, leaseEnd, null);
-                bytes.addAndGet(created.weight - (existing == null ? 0 : existing.weight));
-                return created;
+        Created created = new Created();
+        Entry existing = entries.compute(storeKey, (key, found) -> {
+            if (found == null || found.isExpired(now)) {
+                created.takeover = found != null && found.response == null;
+                created.entry = new Entry(key, fingerprint.clone(), tokens.incrementAndGet(), now, leaseEnd, null);
+                bytes.add(created.entry.weight - (found == null ? 0 : found.weight));
+                return created.entry;
             }
-            result[0] = existing;
-            return existing;
+            return found;
         });
-        if (result[0] instanceof AcquireResult acquired) {
-            return CompletableFuture.completedFuture(acquired);
+        if (created.entry != null) {
+            // the bounds are checked after the record is in, so a replay or a duplicate never
+            // pays for a second map lookup; a new record that finds no room is taken out again
+            if (overBounds(0) && !makeRoom(0)) {
+                if (entries.remove(storeKey, created.entry)) {
+                    bytes.add(-created.entry.weight);
+                }
+                return CompletableFuture.failedFuture(full());
+            }
+            return CompletableFuture.completedFuture(new AcquireResult.Acquired(created.entry.token, created.takeover));
         }
-        Entry existing = (Entry) result[0]; // immutable: safe to read outside compute
+        // an existing record is immutable: safe to read outside compute
         AcquireResult answer;
         if (!MessageDigest.isEqual(existing.fingerprint, fingerprint)) {
             answer = new AcquireResult.Mismatch();
@@ -178,7 +180,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         long retentionEnd = clock.millis() + retention.toMillis();
         byte[] encoded = StoredResponseCodec.encode(response);
         long added = encoded.length + ARRAY_HEADER;
-        if (bytes.get() + added > maxBytes && !makeRoom(added) && !response.bodyOmitted()) {
+        if (overBounds(added) && !makeRoom(added) && !response.bodyOmitted()) {
             // no room for the body even after evicting every completed record: keep the outcome
             // without it (an omitted body, S15), so the operation stays protected and memory bounded
             encoded = StoredResponseCodec.encode(new StoredResponse(response.status(), response.headers(), new byte[0], true));
@@ -189,7 +191,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
                 done[0] = new Entry(key, existing.fingerprint, fencingToken, existing.acquiredAt, retentionEnd, stored);
-                bytes.addAndGet(done[0].weight - existing.weight);
+                bytes.add(done[0].weight - existing.weight);
                 return done[0];
             }
             return existing;
@@ -206,7 +208,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         entries.computeIfPresent(storeKey, (key, existing) -> {
             if (existing.response == null && existing.token == fencingToken) {
                 done[0] = true;
-                bytes.addAndGet(-existing.weight);
+                bytes.add(-existing.weight);
                 return null;
             }
             return existing;
@@ -242,7 +244,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             counts[(e.response == null ? 0 : 2) + (e.isExpired(now) ? 1 : 0)]++;
         }
         return CompletableFuture.completedFuture(new RecordCounts(counts[0], counts[1], counts[2], counts[3], true,
-            Map.of("bytes", bytes.get(), "maxBytes", maxBytes, "records", entries.size(), "maxEntries", maxEntries)));
+            Map.of("bytes", bytes.sum(), "maxBytes", maxBytes, "records", entries.size(), "maxEntries", maxEntries)));
     }
 
     /** A pass over the map, no lock held. */
@@ -275,7 +277,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         int before = entries.size();
         for (Entry e : entries.values()) {
             if (e.isExpired(now) && entries.remove(e.key, e)) {
-                bytes.addAndGet(-e.weight);
+                bytes.add(-e.weight);
             }
         }
         // forget purged records at the head of the completion order, so it stays about as long
@@ -294,26 +296,30 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     /** @return the heap the records take, as the store counts it against its byte bound */
     public long bytes() {
-        return bytes.get();
+        return bytes.sum();
+    }
+
+    /** @return whether the records held, and {@code weight} more bytes, pass a bound */
+    private boolean overBounds(long weight) {
+        return entries.size() > maxEntries || bytes.sum() + weight > maxBytes;
     }
 
     /**
-     * Evicts the earliest-completed records until there is room for one more record (when the
-     * entry bound is reached) and for {@code weight} more bytes; lock-free, so concurrent callers
-     * each evict what they need (a stale queue entry, whose record was replaced or purged, is
+     * Evicts the earliest-completed records until the records held are within the entry bound
+     * and {@code weight} more bytes fit; lock-free, so concurrent callers each evict what they need (a stale queue entry, whose record was replaced or purged, is
      * skipped). When no completed record is left, purges expired records (at most once a second).
      *
      * @return whether there is room now
      */
     private boolean makeRoom(long weight) {
-        while (entries.size() >= maxEntries || bytes.get() + weight > maxBytes) {
+        while (overBounds(weight)) {
             Entry oldest = completionOrder.poll();
             if (oldest == null) {
                 purgeWhenFull();
-                return entries.size() < maxEntries && bytes.get() + weight <= maxBytes;
+                return !overBounds(weight);
             }
             if (entries.remove(oldest.key, oldest)) {
-                bytes.addAndGet(-oldest.weight);
+                bytes.add(-oldest.weight);
                 evicted();
             }
         }
@@ -322,7 +328,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     private IdempotencyStoreException full() {
         return new IdempotencyStoreException("in-memory idempotency store is full: " + entries.size()
-            + " records, " + bytes.get() + " of " + maxBytes + " bytes, every one a request in progress; raise"
+            + " records, " + bytes.sum() + " of " + maxBytes + " bytes, every one a request in progress; raise"
             + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store");
     }
 
@@ -331,7 +337,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         if (count > 0) {
             LOG.warn("idempotency in-memory store full ({} of {} bytes held by requests in progress): stored {}"
                 + " responses without their body (the latest {} bytes); their replays say Idempotency-Replay: omitted."
-                + " Raise idempotency.store.memory.max-bytes or use a shared store", bytes.get(), maxBytes, count,
+                + " Raise idempotency.store.memory.max-bytes or use a shared store", bytes.sum(), maxBytes, count,
                 bodyLength);
         }
     }
@@ -347,7 +353,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             LOG.warn("idempotency in-memory store full ({} records, {} of {} bytes): evicted {} earliest-completed"
                 + " records before their retention ended; retries of those keys will run again. Raise"
                 + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store", entries.size(),
-                bytes.get(), maxBytes, count);
+                bytes.sum(), maxBytes, count);
         }
     }
 
@@ -396,6 +402,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             return new RecordInfo(key, RecordInfo.State.COMPLETED, token, Instant.ofEpochMilli(acquiredAt),
                 Instant.ofEpochMilli(deadline), stored.status(), stored.bodyOmitted() ? -1 : stored.bodyLength());
         }
+    }
+
+    /** What an acquire's {@code compute} created, if anything. */
+    private static final class Created {
+        Entry entry;
+        boolean takeover;
     }
 
     /** Events counted between WARN lines, so a full store logs at most once a minute per kind. */

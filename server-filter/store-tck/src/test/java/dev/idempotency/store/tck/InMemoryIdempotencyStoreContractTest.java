@@ -46,6 +46,39 @@ class InMemoryIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
     }
 
     @Test
+    @DisplayName("S17: in a full store a replay or a duplicate evicts nothing, and a refused new key leaves no record")
+    void fullStoreLookupsEvictNothing() {
+        InMemoryIdempotencyStore s = new InMemoryIdempotencyStore(clock, 3);
+        String done = newKey();
+        join(s.complete(done, acquired(s, done), response(201, "done"), RETENTION));
+        String running = newKey();
+        acquired(s, running);
+        acquired(s, newKey());
+        assertThat(s.size()).isEqualTo(3);
+
+        assertThat(join(s.acquire(done, fingerprint("a"), LEASE))).isInstanceOf(AcquireResult.Replay.class);
+        assertThat(join(s.acquire(running, fingerprint("a"), LEASE))).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(join(s.acquire(running, fingerprint("b"), LEASE))).isInstanceOf(AcquireResult.Mismatch.class);
+        assertThat(s.size()).isEqualTo(3);
+        assertThat(join(s.find(done))).isPresent();
+
+        // a new key takes the completed record's place
+        acquired(s, newKey());
+        assertThat(join(s.find(done))).isEmpty();
+        assertThat(s.size()).isEqualTo(3);
+
+        // now all three are in progress: the next new key is refused and leaves nothing behind
+        long bytes = s.bytes();
+        String refused = newKey();
+        assertThatThrownBy(() -> join(s.acquire(refused, fingerprint("a"), LEASE)))
+            .isInstanceOf(IdempotencyStoreException.class).hasMessageContaining("max-entries");
+        assertThat(join(s.find(refused))).isEmpty();
+        assertThat(s.size()).isEqualTo(3);
+        assertThat(s.bytes()).isEqualTo(bytes);
+        assertThat(join(s.acquire(running, fingerprint("a"), LEASE))).isInstanceOf(AcquireResult.InProgress.class);
+    }
+
+    @Test
     @DisplayName("S16: purgeExpired removes records past their lease or retention")
     void purgeExpired() {
         InMemoryIdempotencyStore s = new InMemoryIdempotencyStore(clock, 100);
