@@ -44,14 +44,17 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -628,9 +631,12 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     /**
      * Acquires a batch of calls in one transaction, one commit. One statement first reads the
      * records of all the batch's keys ({@link PostgresSql#find}): a live record answers its calls
-     * at once (replay, 409, 422; a batch of those writes and commits nothing). Every other call
-     * runs the statements of {@link #acquireAutocommit}, in the calls' order, so calls for the same
-     * key see each other as if they had come one after the other. Alone, a call runs the
+     * at once (replay, 409, 422; a batch of those writes and commits nothing). A second statement
+     * inserts the records of the keys that have none ({@link PostgresSql#insertNew}), all at once.
+     * Every other call (an expired record to take over, a key inserted meanwhile by another
+     * transaction, a second call for a key of the batch) then runs the statements of
+     * {@link #acquireAutocommit}, in the calls' order, so calls for the same key see each other as
+     * if they had come one after the other. Alone, a call runs the
      * one-statement acquire, autocommitted. When any statement of a batch fails (a record held
      * uncommitted by another transaction past {@code lock-timeout} aborts the transaction), the
      * batch rolls back and each call is decided on its own, so one held record never fails the
@@ -670,13 +676,70 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                 }
             }
         }
-        List<AcquireResult> results = new ArrayList<>(keys.length);
-        for (AcquireCall call : calls) {
+        AcquireResult[] answers = new AcquireResult[keys.length];
+        List<Integer> absent = new ArrayList<>(keys.length);
+        Set<String> inserting = new HashSet<>(keys.length * 2);
+        for (int i = 0; i < keys.length; i++) {
+            AcquireCall call = calls.get(i);
             Live record = live.get(call.storeKey());
-            results.add(record != null ? record.answer(call.fingerprint(), now)
+            if (record != null) {
+                answers[i] = record.answer(call.fingerprint(), now);
+            } else if (inserting.add(call.storeKey())) {
+                absent.add(i); // a later call for the same key meets this one's record below
+            }
+        }
+        if (!absent.isEmpty()) {
+            Map<String, Long> inserted = insertNew(c, calls, keys, absent, now);
+            for (int i : absent) {
+                Long token = inserted.get(calls.get(i).storeKey());
+                if (token != null) {
+                    answers[i] = new AcquireResult.Acquired(token, false);
+                }
+            }
+        }
+        // the rest in the calls' order: takeovers of expired records, keys another transaction
+        // inserted since the first step, and second calls for a key of this batch
+        List<AcquireResult> results = new ArrayList<>(keys.length);
+        for (int i = 0; i < keys.length; i++) {
+            AcquireCall call = calls.get(i);
+            results.add(answers[i] != null ? answers[i]
                 : acquireStatements(c, call.storeKey(), call.fingerprint(), call.lease()));
         }
         return results;
+    }
+
+    /**
+     * Inserts the in-progress records of the calls at {@code indexes}, whose keys had no live
+     * record, in one statement ({@link PostgresSql#insertNew}).
+     *
+     * @return the fencing token of each store key inserted; a key that has a record by now is absent
+     */
+    private Map<String, Long> insertNew(Connection c, List<AcquireCall> calls, byte[][] keys, List<Integer> indexes,
+                                        Instant now) throws SQLException {
+        int n = indexes.size();
+        byte[][] newKeys = new byte[n][];
+        byte[][] fingerprints = new byte[n][];
+        Long[] leases = new Long[n];
+        for (int j = 0; j < n; j++) {
+            int i = indexes.get(j);
+            newKeys[j] = keys[i];
+            fingerprints[j] = calls.get(i).fingerprint();
+            leases[j] = TimeUnit.NANOSECONDS.toMicros(calls.get(i).lease().toNanos());
+        }
+        Map<String, Long> tokens = new HashMap<>(n * 2);
+        try (PreparedStatement ps = prepare(c, sql.insertNew)) {
+            ps.setString(1, lockTimeoutMillis);
+            ps.setObject(2, timestamp(now));
+            ps.setArray(3, c.createArrayOf("bytea", newKeys));
+            ps.setArray(4, c.createArrayOf("bytea", fingerprints));
+            ps.setArray(5, c.createArrayOf("bigint", leases));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    tokens.put(StoreKeys.decode(rs.getBytes(1)), rs.getLong(2));
+                }
+            }
+        }
+        return tokens;
     }
 
     /** A live record a batch found: the answer for each of its calls. */
@@ -696,20 +759,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      */
     private List<Boolean> completeBatch(Connection c, List<CompleteCall> calls) throws SQLException {
         if (calls.size() > 1) {
-            List<Boolean> results = inOneTransaction(c, () -> {
-                try (PreparedStatement ps = prepare(c, sql.complete)) {
-                    for (CompleteCall call : calls) {
-                        bindComplete(c, ps, call.storeKey(), call.token(), call.response(), call.retention());
-                        ps.addBatch();
-                    }
-                    int[] counts = ps.executeBatch();
-                    List<Boolean> each = new ArrayList<>(calls.size());
-                    for (int count : counts) {
-                        each.add(count == 1);
-                    }
-                    return each;
-                }
-            });
+            List<Boolean> results = inOneTransaction(c, () -> completeStatements(c, calls));
             if (results != null) {
                 return results;
             }
@@ -719,6 +769,22 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
             each.add(complete(c, call.storeKey(), call.token(), call.response(), call.retention()));
         }
         return each;
+    }
+
+    /** The completion statement once per call, as one JDBC batch; @return whether each was stored */
+    private List<Boolean> completeStatements(Connection c, List<CompleteCall> calls) throws SQLException {
+        try (PreparedStatement ps = prepare(c, sql.complete)) {
+            for (CompleteCall call : calls) {
+                bindComplete(c, ps, call.storeKey(), call.token(), call.response(), call.retention());
+                ps.addBatch();
+            }
+            int[] counts = ps.executeBatch();
+            List<Boolean> each = new ArrayList<>(calls.size());
+            for (int count : counts) {
+                each.add(count == 1);
+            }
+            return each;
+        }
     }
 
     /**

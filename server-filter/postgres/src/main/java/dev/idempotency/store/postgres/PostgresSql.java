@@ -14,6 +14,7 @@ final class PostgresSql {
     final String sequence;
     final String acquireAutocommit;
     final String find;
+    final String insertNew;
     final String acquire;
     final String complete;
     final String release;
@@ -61,6 +62,20 @@ final class PostgresSql {
         this.find = "SELECT r.store_key, r.completed, r.fingerprint, r.expires_at, r.response_status,"
             + " r.response_headers, r.response_body, r.body_omitted FROM unnest(CAST(? AS bytea[])) AS k(key)"
             + " CROSS JOIN LATERAL (SELECT * FROM " + table + " t WHERE t.store_key = k.key LIMIT 1) r";
+        // A batch's second step: the records of its keys that the first step did not find live, inserted
+        // in one statement. A key with a record (an expired one to take over, or one another transaction
+        // inserted since) is skipped by ON CONFLICT and comes back without a row; its call then runs the
+        // one-statement acquire. The FROM clause sets the bounded lock_timeout (transaction-local) before
+        // any row is inserted, so the wait for a key another transaction holds uncommitted is bounded.
+        // Parameters: 1 lock_timeout (ms), 2 now, 3 store keys (bytea[]), 4 fingerprints (bytea[]),
+        // 5 leases (bigint[], microseconds).
+        this.insertNew = "INSERT INTO " + table
+            + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at)"
+            + " SELECT u.k, u.fp, nextval('" + sequence + "'), 1, false, p.now_at,"
+            + " p.now_at + u.lease_us * interval '1 microsecond'"
+            + " FROM (SELECT set_config('lock_timeout', ?, true) AS applied, CAST(? AS timestamptz) AS now_at) p"
+            + " CROSS JOIN unnest(CAST(? AS bytea[]), CAST(? AS bytea[]), CAST(? AS bigint[])) AS u(k, fp, lease_us)"
+            + " ON CONFLICT (store_key) DO NOTHING RETURNING store_key, fencing_token";
         // The locking upsert, for transactional mode (where the lock_timeout must be put back for the
         // handler's own statements) and for the rare autocommit acquire that raced another one.
         // Parameters: 1 store_key, 2 fingerprint, 3 now, 4 lease end, 5 lock_timeout (ms).

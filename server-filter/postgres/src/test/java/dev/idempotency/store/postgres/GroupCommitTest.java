@@ -166,7 +166,26 @@ class GroupCommitTest {
         String same = key();
         List<CompletableFuture<AcquireResult>> sameKey = new ArrayList<>();
         String held = key();
+        // an abandoned in-progress record whose lease ended, and a completed one to replay
+        String expired = key();
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO " + SCHEMA
+            + ".idempotency_records (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at)"
+            + " VALUES (?, ?, 7, 1, false, ?, ?)")) {
+            ps.setBytes(1, StoreKeys.encode(expired));
+            ps.setBytes(2, fp("a"));
+            ps.setObject(3, clock.instant().minusSeconds(60).atOffset(java.time.ZoneOffset.UTC));
+            ps.setObject(4, clock.instant().minusSeconds(30).atOffset(java.time.ZoneOffset.UTC));
+            ps.executeUpdate();
+        }
+        String done = key();
+        long doneToken = ((AcquireResult.Acquired) join(store.acquire(done, fp("a"), LEASE))).fencingToken();
+        assertThat(join(store.complete(done, doneToken, new StoredResponse(201, Map.of(), fp("done"), false),
+            Duration.ofHours(1)))).isTrue();
+        CompletableFuture<AcquireResult> takeover;
+        CompletableFuture<AcquireResult> replay;
         try (Held h = new Held(held)) {
+            takeover = store.acquire(expired, fp("a"), LEASE).toCompletableFuture();
+            replay = store.acquire(done, fp("a"), LEASE).toCompletableFuture();
             for (int i = 0; i < 20; i++) {
                 String k = key();
                 keys.add(k);
@@ -185,9 +204,25 @@ class GroupCommitTest {
         assertThat(join(sameKey.get(0))).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(join(sameKey.get(1))).isInstanceOf(AcquireResult.InProgress.class);
         assertThat(join(sameKey.get(2))).isInstanceOf(AcquireResult.Mismatch.class);
-        assertThat(store.acquireBatches() - before).isEqualTo(2); // the held one alone, then everything else
+        assertThat(join(takeover)).isInstanceOfSatisfying(AcquireResult.Acquired.class,
+            a -> assertThat(a.takeover()).isTrue());
+        assertThat(join(replay)).isInstanceOfSatisfying(AcquireResult.Replay.class,
+            r -> assertThat(r.response().body()).isEqualTo(fp("done")));
+        assertThat(store.acquireBatches() - before).isEqualTo(3); // the completed key's, the held one alone, the rest
         keys.add(same);
+        keys.add(expired);
         assertThat(writers(keys)).hasSize(1);
+        // every new record's lease ends exactly one lease after the store's "now"
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT DISTINCT acquired_at,"
+            + " expires_at FROM " + SCHEMA + ".idempotency_records WHERE store_key = ANY(?)")) {
+            ps.setArray(1, c.createArrayOf("bytea", keys.stream().map(StoreKeys::encode).toArray(byte[][]::new)));
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getObject(1, java.time.OffsetDateTime.class).toInstant()).isEqualTo(clock.instant());
+                assertThat(rs.getObject(2, java.time.OffsetDateTime.class).toInstant()).isEqualTo(clock.instant().plus(LEASE));
+                assertThat(rs.next()).isFalse();
+            }
+        }
     }
 
     @Test
@@ -204,9 +239,8 @@ class GroupCommitTest {
         List<CompletableFuture<Boolean>> done = new ArrayList<>();
         CompletableFuture<Boolean> wrongToken;
         try (Held h = new Held(key())) {
-            acquired.forEach((k, token) -> done.add(store.complete(k, token, new StoredResponse(201,
-                Map.of("Content-Type", List.of("text/plain")), ("body of " + k).getBytes(StandardCharsets.UTF_8),
-                false), Duration.ofHours(1)).toCompletableFuture()));
+            acquired.forEach((k, token) -> done.add(store.complete(k, token, response(k, done.size()), Duration.ofHours(1))
+                .toCompletableFuture()));
             wrongToken = store.complete(stale, staleToken + 1000, new StoredResponse(200, Map.of(), new byte[0], false),
                 Duration.ofHours(1)).toCompletableFuture();
             assertThat(done).noneMatch(CompletableFuture::isDone);
@@ -215,12 +249,61 @@ class GroupCommitTest {
         assertThat(join(wrongToken)).isFalse();
         assertThat(store.completeBatches() - before).isEqualTo(1);
         assertThat(writers(new ArrayList<>(acquired.keySet()))).hasSize(1);
+        int shape = 0;
         for (String k : acquired.keySet()) {
             AcquireResult replay = join(store.acquire(k, fp("a"), LEASE));
-            assertThat(((AcquireResult.Replay) replay).response().body())
-                .isEqualTo(("body of " + k).getBytes(StandardCharsets.UTF_8));
+            assertThat(((AcquireResult.Replay) replay).response()).isEqualTo(response(k, shape++));
         }
         assertThat(join(store.acquire(stale, fp("a"), LEASE))).isInstanceOf(AcquireResult.InProgress.class);
+        // every record's retention ends one hour after the store's "now"
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT DISTINCT expires_at"
+            + " FROM " + SCHEMA + ".idempotency_records WHERE store_key = ANY(?)")) {
+            ps.setArray(1, c.createArrayOf("bytea", acquired.keySet().stream().map(StoreKeys::encode).toArray(byte[][]::new)));
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getObject(1, java.time.OffsetDateTime.class).toInstant())
+                    .isEqualTo(clock.instant().plus(Duration.ofHours(1)));
+                assertThat(rs.next()).isFalse();
+            }
+        }
+    }
+
+    /** Responses of every shape a batch must keep apart: no headers, several, repeated values, binary, omitted. */
+    private static StoredResponse response(String key, int shape) {
+        byte[] body = ("body of " + key).getBytes(StandardCharsets.UTF_8);
+        return switch (shape % 4) {
+            case 0 -> new StoredResponse(201, Map.of(), body, false);
+            case 1 -> new StoredResponse(200, new java.util.LinkedHashMap<>(Map.of("Content-Type", List.of("text/plain"),
+                "Link", List.of("<a>; rel=\"x\"", "<b>; rel=\"{y}\""))), body, false);
+            case 2 -> new StoredResponse(409, Map.of("ETag", List.of("\"v\\1\"")), new byte[] {0, (byte) 0xff, 10, 0}, false);
+            default -> new StoredResponse(200, Map.of("Content-Type", List.of("application/json")), new byte[0], true);
+        };
+    }
+
+    @Test
+    @DisplayName("S12/S17: a batch naming one key twice completes it once: the stale holder is refused, the current stored")
+    void completionsOfOneKeyInOneBatch() throws Exception {
+        String k = key();
+        long first = ((AcquireResult.Acquired) join(store.acquire(k, fp("a"), LEASE))).fencingToken();
+        String other = key();
+        long otherToken = ((AcquireResult.Acquired) join(store.acquire(other, fp("a"), LEASE))).fencingToken();
+        long before = store.completeBatches();
+        CompletableFuture<Boolean> stale;
+        CompletableFuture<Boolean> current;
+        CompletableFuture<Boolean> again;
+        CompletableFuture<Boolean> second;
+        try (Held h = new Held(key())) {
+            stale = store.complete(k, first - 1, response("stale", 0), Duration.ofHours(1)).toCompletableFuture();
+            current = store.complete(k, first, response("current", 1), Duration.ofHours(1)).toCompletableFuture();
+            again = store.complete(k, first, response("again", 2), Duration.ofHours(1)).toCompletableFuture();
+            second = store.complete(other, otherToken, response("other", 3), Duration.ofHours(1)).toCompletableFuture();
+        }
+        assertThat(join(stale)).isFalse();
+        assertThat(join(current)).isTrue();
+        assertThat(join(again)).isFalse(); // already completed by the call before it
+        assertThat(join(second)).isTrue();
+        assertThat(store.completeBatches() - before).isEqualTo(1);
+        assertThat(((AcquireResult.Replay) join(store.acquire(k, fp("a"), LEASE))).response()).isEqualTo(response("current", 1));
     }
 
     @Test
