@@ -5,7 +5,9 @@ import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Map;
@@ -27,11 +29,15 @@ import org.slf4j.LoggerFactory;
  * the same API.
  *
  * <h2>Layout</h2>
- * One map entry per store key, holding the fingerprint, the fencing token, the deadline in epoch
- * milliseconds (the lease's end while in progress, the retention's end once completed) and, once
- * completed, the {@link StoredResponse} encoded into one byte array (status, the omitted flag,
- * the headers, the body), decoded again for each replay. A record is a handful of objects, so a
- * full store weighs little on the garbage collector. Deadlines are read from the injected
+ * One map entry per store key, holding the fencing token, the deadline in epoch milliseconds (the
+ * lease's end while in progress, the retention's end once completed) and one byte array: the
+ * fingerprint, followed once completed by the {@link StoredResponse} encoded (status, the omitted
+ * flag, the headers, the body), decoded again for each replay. A store key of 64 lowercase
+ * hexadecimal digits (every key the filter makes: a SHA-256) is kept as four {@code long}s, any
+ * other as the string itself. A record is five small objects (its map node, its key, itself, its
+ * array and, once completed, its node in the eviction queue), about 210 bytes plus its response:
+ * a full store is live data the garbage collector copies, so every object saved shortens its
+ * pauses. Deadlines are read from the injected
  * {@link Clock}, so tests move time instead of sleeping. Fencing tokens come from one counter
  * per store, so a token is never reused.
  *
@@ -64,18 +70,21 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     /** The default maximum heap the records may take, 64 MiB. */
     public static final long DEFAULT_MAX_BYTES = 64L << 20;
     /**
-     * What a record costs beyond its key, fingerprint and response bytes: the record, its map
-     * node, its queue node, the key's String and the arrays' headers (a compressed-oops JVM).
+     * What a record costs beyond its key and its array's content: the record (56 bytes), its map
+     * node (32), its queue node (24) and its array's header (16), on a compressed-oops JVM.
      */
-    static final int RECORD_OVERHEAD = 184;
-    private static final int ARRAY_HEADER = 16;
+    static final int RECORD_OVERHEAD = 128;
+    /** What a key of 64 hexadecimal digits costs: its four {@code long}s and their object's header. */
+    static final int HEX_KEY_WEIGHT = 48;
+    /** What a {@code String} key costs beyond its characters: the string and its array's header. */
+    private static final int STRING_KEY_OVERHEAD = 40;
 
     private static final Logger LOG = LoggerFactory.getLogger(InMemoryIdempotencyStore.class);
 
     private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
     private static final long PURGE_AT_MOST_EVERY_MILLIS = 1000;
 
-    private final ConcurrentHashMap<String, Entry> entries;
+    private final ConcurrentHashMap<Object, Entry> entries;
     private final AtomicLong tokens = new AtomicLong();
     private final OncePerMinute evictionWarnings = new OncePerMinute();
     private final OncePerMinute omittedWarnings = new OncePerMinute();
@@ -140,10 +149,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         long now = clock.millis();
         long leaseEnd = now + lease.toMillis();
         Created created = new Created();
-        Entry existing = entries.compute(storeKey, (key, found) -> {
+        Object mapKey = mapKey(storeKey);
+        Entry existing = entries.compute(mapKey, (key, found) -> {
             if (found == null || found.isExpired(now)) {
-                created.takeover = found != null && found.response == null;
-                created.entry = new Entry(key, fingerprint.clone(), tokens.incrementAndGet(), now, leaseEnd, null);
+                created.takeover = found != null && !found.completed();
+                // a record keeps its map node's own key object: the one in hand is a copy of it
+                created.entry = new Entry(found == null ? key : found.key, fingerprint.clone(), fingerprint.length,
+                    tokens.incrementAndGet(), now, leaseEnd);
                 bytes.add(created.entry.weight - (found == null ? 0 : found.weight));
                 return created.entry;
             }
@@ -153,7 +165,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             // the bounds are checked after the record is in, so a replay or a duplicate never
             // pays for a second map lookup; a new record that finds no room is taken out again
             if (overBounds(0) && !makeRoom(0)) {
-                if (entries.remove(storeKey, created.entry)) {
+                if (entries.remove(mapKey, created.entry)) {
                     bytes.add(-created.entry.weight);
                 }
                 return CompletableFuture.failedFuture(full());
@@ -162,10 +174,10 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         }
         // an existing record is immutable: safe to read outside compute
         AcquireResult answer;
-        if (!MessageDigest.isEqual(existing.fingerprint, fingerprint)) {
+        if (!existing.hasFingerprint(fingerprint)) {
             answer = new AcquireResult.Mismatch();
-        } else if (existing.response != null) {
-            answer = new AcquireResult.Replay(StoredResponseCodec.decode(existing.response));
+        } else if (existing.completed()) {
+            answer = new AcquireResult.Replay(existing.response());
         } else {
             answer = new AcquireResult.InProgress(Duration.ofMillis(existing.deadline - now));
         }
@@ -178,19 +190,29 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         Objects.requireNonNull(response, "response");
         Checks.positive(retention, "retention");
         long retentionEnd = clock.millis() + retention.toMillis();
-        byte[] encoded = StoredResponseCodec.encode(response);
-        long added = encoded.length + ARRAY_HEADER;
+        Object mapKey = mapKey(storeKey);
+        Entry held = entries.get(mapKey);
+        if (held == null || !held.isHeldWith(fencingToken)) {
+            return done(false);
+        }
+        // the fingerprint of a fencing token's record never changes: the array is built outside
+        // the map's lock, and the compute below only checks that the token still holds
+        byte[] fingerprint = held.fingerprint();
+        byte[] encoded = StoredResponseCodec.encode(fingerprint, response);
+        long added = encoded.length - fingerprint.length;
         if (overBounds(added) && !makeRoom(added) && !response.bodyOmitted()) {
             // no room for the body even after evicting every completed record: keep the outcome
             // without it (an omitted body, S15), so the operation stays protected and memory bounded
-            encoded = StoredResponseCodec.encode(new StoredResponse(response.status(), response.headers(), new byte[0], true));
+            encoded = StoredResponseCodec.encode(fingerprint,
+                new StoredResponse(response.status(), response.headers(), new byte[0], true));
             omitted(response.bodyLength());
         }
         byte[] stored = encoded;
         Entry[] done = new Entry[1];
-        entries.computeIfPresent(storeKey, (key, existing) -> {
-            if (existing.response == null && existing.token == fencingToken) {
-                done[0] = new Entry(key, existing.fingerprint, fencingToken, existing.acquiredAt, retentionEnd, stored);
+        entries.computeIfPresent(mapKey, (key, existing) -> {
+            if (existing.isHeldWith(fencingToken)) {
+                done[0] = new Entry(existing.key, stored, existing.fingerprintLength, fencingToken, existing.acquiredAt,
+                    retentionEnd);
                 bytes.add(done[0].weight - existing.weight);
                 return done[0];
             }
@@ -205,8 +227,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     @Override
     public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
         boolean[] done = new boolean[1];
-        entries.computeIfPresent(storeKey, (key, existing) -> {
-            if (existing.response == null && existing.token == fencingToken) {
+        entries.computeIfPresent(mapKey(storeKey), (key, existing) -> {
+            if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
                 bytes.add(-existing.weight);
                 return null;
@@ -221,10 +243,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         Checks.positive(lease, "lease");
         long leaseEnd = clock.millis() + lease.toMillis();
         boolean[] done = new boolean[1];
-        entries.computeIfPresent(storeKey, (key, existing) -> {
-            if (existing.response == null && existing.token == fencingToken) {
+        entries.computeIfPresent(mapKey(storeKey), (key, existing) -> {
+            if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
-                return new Entry(key, existing.fingerprint, fencingToken, existing.acquiredAt, leaseEnd, null);
+                return new Entry(existing.key, existing.data, existing.fingerprintLength, fencingToken,
+                    existing.acquiredAt, leaseEnd);
             }
             return existing;
         });
@@ -241,7 +264,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         long now = clock.millis();
         long[] counts = new long[4];
         for (Entry e : entries.values()) {
-            counts[(e.response == null ? 0 : 2) + (e.isExpired(now) ? 1 : 0)]++;
+            counts[(e.completed() ? 2 : 0) + (e.isExpired(now) ? 1 : 0)]++;
         }
         return CompletableFuture.completedFuture(new RecordCounts(counts[0], counts[1], counts[2], counts[3], true,
             Map.of("bytes", bytes.sum(), "maxBytes", maxBytes, "records", entries.size(), "maxEntries", maxEntries)));
@@ -254,7 +277,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         Checks.atLeast(limit, 1, "limit");
         long before = startedBefore.toEpochMilli();
         return CompletableFuture.completedFuture(entries.values().stream()
-            .filter(e -> e.response == null && e.acquiredAt <= before)
+            .filter(e -> !e.completed() && e.acquiredAt <= before)
             .sorted(Comparator.comparingLong(e -> e.acquiredAt))
             .limit(limit)
             .map(Entry::info)
@@ -264,7 +287,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     @Override
     public CompletionStage<Optional<RecordInfo>> find(String storeKey) {
         Objects.requireNonNull(storeKey, "storeKey");
-        return CompletableFuture.completedFuture(Optional.ofNullable(entries.get(storeKey)).map(Entry::info));
+        return CompletableFuture.completedFuture(Optional.ofNullable(entries.get(mapKey(storeKey))).map(Entry::info));
     }
 
     /**
@@ -292,6 +315,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     /** @return the number of records held, live or not yet purged */
     public int size() {
         return entries.size();
+    }
+
+    /** @return whether every record holds its map node's key object, not a copy (one key per record; for tests) */
+    boolean keysShared() {
+        for (Map.Entry<Object, Entry> e : entries.entrySet()) {
+            if (e.getKey() != e.getValue().key) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** @return the heap the records take, as the store counts it against its byte bound */
@@ -342,9 +375,68 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         }
     }
 
-    /** @return what a record with these parts counts against the byte bound */
-    private static long weight(String key, byte[] fingerprint, byte[] response) {
-        return RECORD_OVERHEAD + key.length() + fingerprint.length + (response == null ? 0 : response.length + ARRAY_HEADER);
+    /** @return what a record with this key and array counts against the byte bound */
+    private static long weight(Object key, byte[] data) {
+        long keyWeight = key instanceof HexKey ? HEX_KEY_WEIGHT : STRING_KEY_OVERHEAD + ((String) key).length();
+        return RECORD_OVERHEAD + keyWeight + data.length;
+    }
+
+    /**
+     * @return the map's key for {@code storeKey}: a {@link HexKey} for 64 lowercase hexadecimal
+     *     digits, else the string itself (so two different store keys never share a map key)
+     */
+    static Object mapKey(String storeKey) {
+        if (storeKey.length() != HexKey.DIGITS) {
+            return storeKey;
+        }
+        for (int i = 0; i < HexKey.DIGITS; i++) {
+            char c = storeKey.charAt(i);
+            if ((c < '0' || c > '9') && (c < 'a' || c > 'f')) {
+                return storeKey;
+            }
+        }
+        return new HexKey(hex(storeKey, 0), hex(storeKey, 16), hex(storeKey, 32), hex(storeKey, 48));
+    }
+
+    private static long hex(String digits, int from) {
+        return Long.parseUnsignedLong(digits, from, from + 16, 16);
+    }
+
+    /**
+     * A store key of 64 lowercase hexadecimal digits as its 32 bytes: one object of 48 bytes,
+     * where the string takes two of 104. Its hash is its first bytes, as random as a SHA-256's.
+     */
+    static final class HexKey {
+        static final int DIGITS = 64;
+
+        private final long a;
+        private final long b;
+        private final long c;
+        private final long d;
+
+        HexKey(long a, long b, long c, long d) {
+            this.a = a;
+            this.b = b;
+            this.c = c;
+            this.d = d;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof HexKey k && a == k.a && b == k.b && c == k.c && d == k.d;
+        }
+
+        @Override
+        public int hashCode() {
+            return (int) (a ^ (a >>> 32));
+        }
+
+        /** @return the store key: the 64 digits */
+        @Override
+        public String toString() {
+            HexFormat hex = HexFormat.of();
+            return hex.toHexDigits(a) + hex.toHexDigits(b) + hex.toHexDigits(c) + hex.toHexDigits(d);
+        }
     }
 
     private void evicted() {
@@ -367,39 +459,70 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     }
 
     /**
-     * One record, immutable; {@code response == null} means in progress and {@code deadline} is
-     * the lease's end. Identity tells a record from a later one of the same key.
+     * One record, immutable: {@code data} holds the fingerprint ({@code fingerprintLength} bytes)
+     * and, once completed, the encoded response after it; in progress, {@code deadline} is the
+     * lease's end. Identity tells a record from a later one of the same key.
      */
     private static final class Entry {
-        final String key;
-        final byte[] fingerprint;
+        final Object key;
+        final byte[] data;
+        final int fingerprintLength;
         final long token;
         final long acquiredAt;
         final long deadline;
-        final byte[] response;
         final long weight;
 
-        Entry(String key, byte[] fingerprint, long token, long acquiredAt, long deadline, byte[] response) {
+        Entry(Object key, byte[] data, int fingerprintLength, long token, long acquiredAt, long deadline) {
             this.key = key;
-            this.fingerprint = fingerprint;
+            this.data = data;
+            this.fingerprintLength = fingerprintLength;
             this.token = token;
             this.acquiredAt = acquiredAt;
             this.deadline = deadline;
-            this.response = response;
-            this.weight = weight(key, fingerprint, response);
+            this.weight = weight(key, data);
         }
 
         boolean isExpired(long now) {
             return now >= deadline;
         }
 
-        RecordInfo info() {
-            if (response == null) {
-                return new RecordInfo(key, RecordInfo.State.IN_PROGRESS, token, Instant.ofEpochMilli(acquiredAt),
-                    Instant.ofEpochMilli(deadline), 0, -1);
+        /** An encoded response is never empty, so a record is completed when its array goes past the fingerprint. */
+        boolean completed() {
+            return data.length > fingerprintLength;
+        }
+
+        /** @return whether this is the in-progress record of the holder of {@code fencingToken} */
+        boolean isHeldWith(long fencingToken) {
+            return token == fencingToken && !completed();
+        }
+
+        /** Compares in time independent of where the fingerprints differ, as {@link MessageDigest#isEqual} does. */
+        boolean hasFingerprint(byte[] fingerprint) {
+            if (fingerprint.length != fingerprintLength) {
+                return false;
             }
-            StoredResponse stored = StoredResponseCodec.decode(response);
-            return new RecordInfo(key, RecordInfo.State.COMPLETED, token, Instant.ofEpochMilli(acquiredAt),
+            int diff = 0;
+            for (int i = 0; i < fingerprintLength; i++) {
+                diff |= data[i] ^ fingerprint[i];
+            }
+            return diff == 0;
+        }
+
+        byte[] fingerprint() {
+            return Arrays.copyOf(data, fingerprintLength);
+        }
+
+        StoredResponse response() {
+            return StoredResponseCodec.decode(data, fingerprintLength);
+        }
+
+        RecordInfo info() {
+            if (!completed()) {
+                return new RecordInfo(key.toString(), RecordInfo.State.IN_PROGRESS, token,
+                    Instant.ofEpochMilli(acquiredAt), Instant.ofEpochMilli(deadline), 0, -1);
+            }
+            StoredResponse stored = response();
+            return new RecordInfo(key.toString(), RecordInfo.State.COMPLETED, token, Instant.ofEpochMilli(acquiredAt),
                 Instant.ofEpochMilli(deadline), stored.status(), stored.bodyOmitted() ? -1 : stored.bodyLength());
         }
     }

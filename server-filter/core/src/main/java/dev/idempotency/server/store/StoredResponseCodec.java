@@ -19,8 +19,13 @@ final class StoredResponseCodec {
     }
 
     static byte[] encode(StoredResponse response) {
+        return encode(new byte[0], response);
+    }
+
+    /** @return {@code prefix}, then {@code response} encoded, in one array */
+    static byte[] encode(byte[] prefix, StoredResponse response) {
         Map<String, List<String>> headers = response.headers();
-        int size = 7;
+        int size = prefix.length + 7;
         byte[][] strings = new byte[count(headers)][];
         int s = 0;
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
@@ -32,7 +37,8 @@ final class StoredResponseCodec {
             }
         }
         byte[] out = new byte[size + response.bodyLength()];
-        int p = putShort(out, 0, response.status());
+        System.arraycopy(prefix, 0, out, 0, prefix.length);
+        int p = putShort(out, prefix.length, response.status());
         out[p++] = (byte) (response.bodyOmitted() ? 1 : 0);
         p = putInt(out, p, headers.size());
         s = 0;
@@ -48,10 +54,15 @@ final class StoredResponseCodec {
     }
 
     static StoredResponse decode(byte[] in) {
-        int status = getShort(in, 0);
-        boolean omitted = in[2] != 0;
-        int count = getInt(in, 3);
-        int p = 7;
+        return decode(in, 0);
+    }
+
+    /** @return the response encoded in {@code in} from {@code offset} to its end */
+    static StoredResponse decode(byte[] in, int offset) {
+        int status = getShort(in, offset);
+        boolean omitted = in[offset + 2] != 0;
+        int count = getInt(in, offset + 3);
+        int p = offset + 7;
         Map<String, List<String>> headers = new LinkedHashMap<>();
         for (int i = 0; i < count; i++) {
             int nameLength = getInt(in, p);

@@ -55,4 +55,17 @@ class StoredResponseCodecTest {
 
         assertArrayEquals(body, StoredResponseCodec.decode(StoredResponseCodec.encode(original)).body());
     }
+
+    @Test
+    void aPrefixIsKeptAndTheResponseDecodedAfterIt() {
+        byte[] prefix = {1, 2, 3, 4, 5};
+        StoredResponse original = new StoredResponse(409, Map.of("Retry-After", List.of("2")),
+            "busy".getBytes(StandardCharsets.UTF_8), false);
+
+        byte[] encoded = StoredResponseCodec.encode(prefix, original);
+
+        assertArrayEquals(prefix, java.util.Arrays.copyOf(encoded, prefix.length));
+        assertEquals(StoredResponseCodec.encode(original).length + prefix.length, encoded.length);
+        assertEquals(original, StoredResponseCodec.decode(encoded, prefix.length));
+    }
 }
