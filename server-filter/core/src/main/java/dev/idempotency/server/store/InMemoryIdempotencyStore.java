@@ -5,7 +5,6 @@ import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
@@ -197,13 +196,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         }
         // the fingerprint of a fencing token's record never changes: the array is built outside
         // the map's lock, and the compute below only checks that the token still holds
-        byte[] fingerprint = held.fingerprint();
-        byte[] encoded = StoredResponseCodec.encode(fingerprint, response);
-        long added = encoded.length - fingerprint.length;
+        byte[] encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength, response);
+        long added = encoded.length - held.fingerprintLength;
         if (overBounds(added) && !makeRoom(added) && !response.bodyOmitted()) {
             // no room for the body even after evicting every completed record: keep the outcome
             // without it (an omitted body, S15), so the operation stays protected and memory bounded
-            encoded = StoredResponseCodec.encode(fingerprint,
+            encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength,
                 new StoredResponse(response.status(), response.headers(), new byte[0], true));
             omitted(response.bodyLength());
         }
@@ -506,10 +504,6 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 diff |= data[i] ^ fingerprint[i];
             }
             return diff == 0;
-        }
-
-        byte[] fingerprint() {
-            return Arrays.copyOf(data, fingerprintLength);
         }
 
         StoredResponse response() {

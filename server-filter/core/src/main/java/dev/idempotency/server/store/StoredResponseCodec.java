@@ -19,13 +19,13 @@ final class StoredResponseCodec {
     }
 
     static byte[] encode(StoredResponse response) {
-        return encode(new byte[0], response);
+        return encode(new byte[0], 0, response);
     }
 
-    /** @return {@code prefix}, then {@code response} encoded, in one array */
-    static byte[] encode(byte[] prefix, StoredResponse response) {
+    /** @return the first {@code prefixLength} bytes of {@code prefix}, then {@code response} encoded, in one array */
+    static byte[] encode(byte[] prefix, int prefixLength, StoredResponse response) {
         Map<String, List<String>> headers = response.headers();
-        int size = prefix.length + 7;
+        int size = prefixLength + 7;
         byte[][] strings = new byte[count(headers)][];
         int s = 0;
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
@@ -37,8 +37,8 @@ final class StoredResponseCodec {
             }
         }
         byte[] out = new byte[size + response.bodyLength()];
-        System.arraycopy(prefix, 0, out, 0, prefix.length);
-        int p = putShort(out, prefix.length, response.status());
+        System.arraycopy(prefix, 0, out, 0, prefixLength);
+        int p = putShort(out, prefixLength, response.status());
         out[p++] = (byte) (response.bodyOmitted() ? 1 : 0);
         p = putInt(out, p, headers.size());
         s = 0;

@@ -58,14 +58,14 @@ class StoredResponseCodecTest {
 
     @Test
     void aPrefixIsKeptAndTheResponseDecodedAfterIt() {
-        byte[] prefix = {1, 2, 3, 4, 5};
+        byte[] source = {1, 2, 3, 4, 5, 6, 7}; // the prefix is its first five bytes
         StoredResponse original = new StoredResponse(409, Map.of("Retry-After", List.of("2")),
             "busy".getBytes(StandardCharsets.UTF_8), false);
 
-        byte[] encoded = StoredResponseCodec.encode(prefix, original);
+        byte[] encoded = StoredResponseCodec.encode(source, 5, original);
 
-        assertArrayEquals(prefix, java.util.Arrays.copyOf(encoded, prefix.length));
-        assertEquals(StoredResponseCodec.encode(original).length + prefix.length, encoded.length);
-        assertEquals(original, StoredResponseCodec.decode(encoded, prefix.length));
+        assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, java.util.Arrays.copyOf(encoded, 5));
+        assertEquals(StoredResponseCodec.encode(original).length + 5, encoded.length);
+        assertEquals(original, StoredResponseCodec.decode(encoded, 5));
     }
 }
