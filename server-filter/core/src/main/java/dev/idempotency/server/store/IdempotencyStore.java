@@ -47,12 +47,35 @@ import java.util.concurrent.CompletionStage;
  *       an answer. Only invalid arguments (nulls, non-positive durations), which are programming
  *       errors, throw at once.</li>
  * </ul>
- * Keys are opaque fixed-length strings made by the filter (a hash of scope and key), never
- * the raw client key; a store may use them verbatim in its storage keys. Fingerprints are
+ * The filter's keys are 64 lowercase hexadecimal digits, a SHA-256 of scope and key (never the
+ * raw client key; see {@link #isDigestKey}). A store may use them verbatim in its storage keys or
+ * keep them as their 32 bytes, but must keep any other string it is given (tests and other
+ * callers pass such keys) as a key of its own that round-trips exactly. Fingerprints are
  * opaque byte strings of at most 64 bytes (the filter sends a version byte and 32 bytes of
  * SHA-256) that the store compares byte for byte.
  */
 public interface IdempotencyStore {
+
+    /** The length of the filter's store keys: 64 hexadecimal digits, the 32 bytes of a SHA-256. */
+    int DIGEST_KEY_LENGTH = 64;
+
+    /**
+     * @param storeKey a store key
+     * @return whether {@code storeKey} has the form of every key the filter makes, 64 lowercase
+     *     hexadecimal digits, which a store may keep as their 32 bytes and print back exactly
+     */
+    static boolean isDigestKey(String storeKey) {
+        if (storeKey.length() != DIGEST_KEY_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < DIGEST_KEY_LENGTH; i++) {
+            char c = storeKey.charAt(i);
+            if ((c < '0' || c > '9') && (c < 'a' || c > 'f')) {
+                return false;
+            }
+        }
+        return true;
+    }
 
     /**
      * Atomically looks up the record for {@code storeKey} and, when there is none (or its lease

@@ -1,10 +1,10 @@
 package dev.idempotency.server.store;
 
 import dev.idempotency.server.Checks;
-import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
@@ -31,9 +31,9 @@ import org.slf4j.LoggerFactory;
  * One map entry per store key, holding the fencing token, the deadline in epoch milliseconds (the
  * lease's end while in progress, the retention's end once completed) and one byte array: the
  * fingerprint, followed once completed by the {@link StoredResponse} encoded (status, the omitted
- * flag, the headers, the body), decoded again for each replay. A store key of 64 lowercase
- * hexadecimal digits (every key the filter makes: a SHA-256) is kept as four {@code long}s, any
- * other as the string itself. A record is five small objects (its map node, its key, itself, its
+ * flag, the headers, the body), decoded again for each replay. A store key of the filter's form
+ * ({@link IdempotencyStore#isDigestKey}) is kept as four {@code long}s, any other as the string
+ * itself. A record is five small objects (its map node, its key, itself, its
  * array and, once completed, its node in the eviction queue), about 210 bytes plus its response:
  * a full store is live data the garbage collector copies, so every object saved shortens its
  * pauses. Deadlines are read from the injected
@@ -384,14 +384,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
      *     digits, else the string itself (so two different store keys never share a map key)
      */
     static Object mapKey(String storeKey) {
-        if (storeKey.length() != HexKey.DIGITS) {
+        if (!IdempotencyStore.isDigestKey(storeKey)) {
             return storeKey;
-        }
-        for (int i = 0; i < HexKey.DIGITS; i++) {
-            char c = storeKey.charAt(i);
-            if ((c < '0' || c > '9') && (c < 'a' || c > 'f')) {
-                return storeKey;
-            }
         }
         return new HexKey(hex(storeKey, 0), hex(storeKey, 16), hex(storeKey, 32), hex(storeKey, 48));
     }
@@ -403,10 +397,10 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     /**
      * A store key of 64 lowercase hexadecimal digits as its 32 bytes: one object of 48 bytes,
      * where the string takes two of 104. Its hash is its first bytes, as random as a SHA-256's.
+     * Comparable, as the string was, so that keys a client made collide in one bin of the map
+     * still take logarithmic time there (the map's tree bins order comparable keys).
      */
-    static final class HexKey {
-        static final int DIGITS = 64;
-
+    static final class HexKey implements Comparable<HexKey> {
         private final long a;
         private final long b;
         private final long c;
@@ -427,6 +421,18 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         @Override
         public int hashCode() {
             return (int) (a ^ (a >>> 32));
+        }
+
+        @Override
+        public int compareTo(HexKey o) {
+            int r = Long.compareUnsigned(a, o.a);
+            if (r == 0) {
+                r = Long.compareUnsigned(b, o.b);
+            }
+            if (r == 0) {
+                r = Long.compareUnsigned(c, o.c);
+            }
+            return r != 0 ? r : Long.compareUnsigned(d, o.d);
         }
 
         /** @return the store key: the 64 digits */
@@ -494,16 +500,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             return token == fencingToken && !completed();
         }
 
-        /** Compares in time independent of where the fingerprints differ, as {@link MessageDigest#isEqual} does. */
         boolean hasFingerprint(byte[] fingerprint) {
-            if (fingerprint.length != fingerprintLength) {
-                return false;
-            }
-            int diff = 0;
-            for (int i = 0; i < fingerprintLength; i++) {
-                diff |= data[i] ^ fingerprint[i];
-            }
-            return diff == 0;
+            return Arrays.equals(data, 0, fingerprintLength, fingerprint, 0, fingerprint.length);
         }
 
         StoredResponse response() {

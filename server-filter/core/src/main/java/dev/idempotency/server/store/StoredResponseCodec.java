@@ -15,11 +15,13 @@ import java.util.Map;
  */
 final class StoredResponseCodec {
 
+    private static final byte[] NO_PREFIX = new byte[0];
+
     private StoredResponseCodec() {
     }
 
     static byte[] encode(StoredResponse response) {
-        return encode(new byte[0], 0, response);
+        return encode(NO_PREFIX, 0, response);
     }
 
     /** @return the first {@code prefixLength} bytes of {@code prefix}, then {@code response} encoded, in one array */

@@ -44,6 +44,35 @@ class InMemoryRecordLayoutTest {
     }
 
     @Test
+    @DisplayName("S17: hex keys order as their digits do, so keys colliding in one map bin still find each other in a tree")
+    void hexKeysOrderLikeTheirDigits() throws Exception {
+        java.util.Random random = new java.util.Random(11);
+        for (int i = 0; i < 1000; i++) {
+            byte[] x = new byte[32];
+            byte[] y = new byte[32];
+            random.nextBytes(x);
+            System.arraycopy(x, 0, y, 0, 32);
+            y[random.nextInt(32)] ^= (byte) (1 << random.nextInt(8)); // differ in one bit, anywhere
+            String sx = HexFormat.of().formatHex(x);
+            String sy = HexFormat.of().formatHex(y);
+            InMemoryIdempotencyStore.HexKey kx = (InMemoryIdempotencyStore.HexKey) InMemoryIdempotencyStore.mapKey(sx);
+            InMemoryIdempotencyStore.HexKey ky = (InMemoryIdempotencyStore.HexKey) InMemoryIdempotencyStore.mapKey(sy);
+            assertThat(Integer.signum(kx.compareTo(ky))).as("%s vs %s", sx, sy).isEqualTo(Integer.signum(sx.compareTo(sy)));
+            assertThat(kx.compareTo((InMemoryIdempotencyStore.HexKey) InMemoryIdempotencyStore.mapKey(sx))).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("S17: only 64 lowercase hex digits are the filter's key form")
+    void digestKeyForm() {
+        assertThat(IdempotencyStore.isDigestKey("0123456789abcdef".repeat(4))).isTrue();
+        assertThat(IdempotencyStore.isDigestKey("0123456789ABCDEF".repeat(4))).isFalse();
+        assertThat(IdempotencyStore.isDigestKey("0123456789abcdef".repeat(4).substring(1) + "g")).isFalse();
+        assertThat(IdempotencyStore.isDigestKey("0123456789abcdef".repeat(4) + "0")).isFalse();
+        assertThat(IdempotencyStore.isDigestKey("")).isFalse();
+    }
+
+    @Test
     @DisplayName("S17: keys that are not 64 lowercase hex digits stay strings, and each is a record of its own")
     void otherKeysAreTheirOwnRecords() {
         String hex = "0123456789abcdef".repeat(4);

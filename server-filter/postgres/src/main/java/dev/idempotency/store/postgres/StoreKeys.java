@@ -1,5 +1,7 @@
 package dev.idempotency.store.postgres;
 
+import dev.idempotency.server.store.IdempotencyStore;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -20,7 +22,7 @@ final class StoreKeys {
     }
 
     static byte[] encode(String storeKey) {
-        if (storeKey.length() == 2 * HASH_BYTES && isLowerHex(storeKey)) {
+        if (IdempotencyStore.isDigestKey(storeKey)) {
             return HEX.parseHex(storeKey);
         }
         byte[] text = storeKey.getBytes(StandardCharsets.UTF_8);
@@ -39,15 +41,5 @@ final class StoreKeys {
         }
         int end = value.length > 0 && value[value.length - 1] == (byte) 0xFF ? value.length - 1 : value.length;
         return new String(Arrays.copyOfRange(value, 1, end), StandardCharsets.UTF_8);
-    }
-
-    private static boolean isLowerHex(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
-                return false;
-            }
-        }
-        return true;
     }
 }
