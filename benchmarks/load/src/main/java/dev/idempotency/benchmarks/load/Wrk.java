@@ -56,6 +56,8 @@ final class Wrk {
     enum Kind {
         BASELINE_NEW("/echo", Scripts.NEW_KEYS),
         NEW_KEYS("/idem/echo", Scripts.NEW_KEYS),
+        /** The same requests under {@link FloorFilter}: the least any body-reading filter costs. */
+        FLOOR("/floor/echo", Scripts.NEW_KEYS),
         BASELINE_REPLAY("/echo", Scripts.ONE_KEY),
         REPLAYS("/idem/echo", Scripts.ONE_KEY);
 
@@ -70,7 +72,7 @@ final class Wrk {
         /** @return the configuration whose requests are the same, without the filter */
         Kind baseline() {
             return switch (this) {
-                case BASELINE_NEW, NEW_KEYS -> BASELINE_NEW;
+                case BASELINE_NEW, NEW_KEYS, FLOOR -> BASELINE_NEW;
                 case BASELINE_REPLAY, REPLAYS -> BASELINE_REPLAY;
             };
         }
