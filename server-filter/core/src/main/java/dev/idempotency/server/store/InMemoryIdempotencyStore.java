@@ -384,14 +384,36 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
      *     digits, else the string itself (so two different store keys never share a map key)
      */
     static Object mapKey(String storeKey) {
-        if (!IdempotencyStore.isDigestKey(storeKey)) {
+        if (storeKey.length() != DIGEST_KEY_LENGTH) {
             return storeKey;
         }
-        return new HexKey(hex(storeKey, 0), hex(storeKey, 16), hex(storeKey, 32), hex(storeKey, 48));
+        // one pass that checks and parses (the keys IdempotencyStore.isDigestKey accepts, no others):
+        // every acquire and completion comes through here
+        long a = 0;
+        long b = 0;
+        long c = 0;
+        long d = 0;
+        int invalid = 0; // negative once any character is not a lowercase hex digit
+        for (int i = 0; i < 16; i++) {
+            int x = digit(storeKey.charAt(i));
+            int y = digit(storeKey.charAt(i + 16));
+            int z = digit(storeKey.charAt(i + 32));
+            int w = digit(storeKey.charAt(i + 48));
+            invalid |= x | y | z | w;
+            a = a << 4 | x;
+            b = b << 4 | y;
+            c = c << 4 | z;
+            d = d << 4 | w;
+        }
+        return invalid < 0 ? storeKey : new HexKey(a, b, c, d);
     }
 
-    private static long hex(String digits, int from) {
-        return Long.parseUnsignedLong(digits, from, from + 16, 16);
+    /** @return the value of a lowercase hexadecimal digit, -1 for any other character */
+    private static int digit(char ch) {
+        if (ch >= '0' && ch <= '9') {
+            return ch - '0';
+        }
+        return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
     }
 
     /**

@@ -82,6 +82,9 @@ class InMemoryRecordLayoutTest {
             if (!key.equals(hex)) {
                 assertThat(InMemoryIdempotencyStore.mapKey(key)).isSameAs(key);
             }
+            // the store's parser accepts exactly the SPI's key form
+            assertThat(InMemoryIdempotencyStore.mapKey(key) instanceof InMemoryIdempotencyStore.HexKey)
+                .as("key %s", key).isEqualTo(IdempotencyStore.isDigestKey(key));
         }
         for (int i = 0; i < keys.size(); i++) {
             assertThat(join(store.acquire(keys.get(i), new byte[] {(byte) i}, LEASE)))
