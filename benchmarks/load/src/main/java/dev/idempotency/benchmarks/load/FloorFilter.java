@@ -31,11 +31,22 @@ final class FloorFilter {
     @RequestFilter
     CompletionStage<MutableHttpResponse<?>> filter(HttpRequest<?> request,
                                                    FilterContinuation<Publisher<MutableHttpResponse<?>>> continuation) {
+        copyBody(request);
+        return proceed(continuation);
+    }
+
+    /** Copies the request's body, as a filter that fingerprints it must. */
+    static void copyBody(HttpRequest<?> request) {
         if (request instanceof ServerHttpRequest<?> server && server.byteBody() instanceof AvailableByteBody body) {
             try (CloseableAvailableByteBody copy = body.split()) {
                 sink = copy.toByteArray().length;
             }
         }
+    }
+
+    /** @return the rest of the chain's one response, as a stage */
+    static CompletableFuture<MutableHttpResponse<?>> proceed(
+        FilterContinuation<Publisher<MutableHttpResponse<?>>> continuation) {
         CompletableFuture<MutableHttpResponse<?>> response = new CompletableFuture<>();
         continuation.proceed().subscribe(new Subscriber<>() {
             @Override

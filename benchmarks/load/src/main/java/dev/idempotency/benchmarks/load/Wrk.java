@@ -58,6 +58,11 @@ final class Wrk {
         NEW_KEYS("/idem/echo", Scripts.NEW_KEYS),
         /** The same requests under {@link FloorFilter}: the least any body-reading filter costs. */
         FLOOR("/floor/echo", Scripts.NEW_KEYS),
+        /**
+         * The same requests under {@link StoreFloorFilter}: the floor plus the store's two round
+         * trips (measured for Redis, whose latency target is stated in round trips).
+         */
+        STORE_FLOOR("/store-floor/echo", Scripts.NEW_KEYS),
         BASELINE_REPLAY("/echo", Scripts.ONE_KEY),
         REPLAYS("/idem/echo", Scripts.ONE_KEY);
 
@@ -72,7 +77,7 @@ final class Wrk {
         /** @return the configuration whose requests are the same, without the filter */
         Kind baseline() {
             return switch (this) {
-                case BASELINE_NEW, NEW_KEYS, FLOOR -> BASELINE_NEW;
+                case BASELINE_NEW, NEW_KEYS, FLOOR, STORE_FLOOR -> BASELINE_NEW;
                 case BASELINE_REPLAY, REPLAYS -> BASELINE_REPLAY;
             };
         }
