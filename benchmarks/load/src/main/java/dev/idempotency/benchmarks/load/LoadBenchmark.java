@@ -42,17 +42,19 @@ import java.util.regex.Pattern;
  * costs, so the idempotency filter's own share can be told from Micronaut's; on Redis also under
  * {@link StoreFloorFilter}, which adds the store's two round trips from the event loop), at {@code -c32 -t2}
  * and at one connection; it reads the service's CPU time per request from {@code /proc}, and
- * measures the
- * stores' own ceilings in the same run too (PostgreSQL: pgbench's single-row upsert commit rate
- * at 16 clients; Redis: one connection's PING round trip). The measured runs repeat in rounds,
- * each round running every configuration once, and each figure is the median over the rounds
- * (the ratio is the median of each round's ratio to that round's baseline). It prints a table of
- * req/s, p50, p99 and the ratio to the baseline, and writes it to
+ * measures the stores' own ceilings in the same run too (PostgreSQL: pgbench's single-row upsert
+ * commit rate at 16 clients; Redis: one connection's PING round trip). The measured runs repeat
+ * in rounds, each round running every configuration once, and each figure is the median over the
+ * rounds (the ratio is the median of each round's ratio to that round's baseline). The runs at
+ * one connection come after the loaded ones, in more and shorter rounds of their own, and an
+ * added latency is the median of the rounds' differences of p50. It prints a table of req/s,
+ * p50, p99 and the ratio to the baseline, and writes it to
  * {@code benchmarks/load/target/load-results.md}.
  *
  * <p>Arguments (all optional): {@code --stores=memory,redis,postgres}, {@code --seconds=10}
  * (per measured run), {@code --rounds=3}, {@code --warmup=5} (seconds per configuration),
- * {@code --connections=32}, {@code --threads=2}; {@code --prop.<name>=<value>} sets a property of the service (e.g.
+ * {@code --connections=32}, {@code --threads=2}, {@code --latency-rounds=8} and {@code --latency-seconds=2}
+ * (the runs at one connection); {@code --prop.<name>=<value>} sets a property of the service (e.g.
  * {@code --prop.idempotency.store.memory.max-entries=1000000}) and {@code --jvm=<flags>} adds
  * JVM flags to it (space-separated, e.g. a JFR recording). Redis and PostgreSQL are the configured ones when they answer
  * ({@code IDEMPOTENCY_TEST_REDIS_URI}, {@code IDEMPOTENCY_TEST_POSTGRES_URL}, defaults on
@@ -70,6 +72,8 @@ public final class LoadBenchmark {
     private final int connections;
     private final int threads;
     private final int rounds;
+    private final int latencyRounds;
+    private final int latencySeconds;
     private final Wrk wrk;
     private final StringBuilder report = new StringBuilder();
 
@@ -80,6 +84,8 @@ public final class LoadBenchmark {
         this.connections = Integer.parseInt(options.getOrDefault("connections", "32"));
         this.threads = Integer.parseInt(options.getOrDefault("threads", "2"));
         this.rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
+        this.latencyRounds = Integer.parseInt(options.getOrDefault("latency-rounds", "8"));
+        this.latencySeconds = Integer.parseInt(options.getOrDefault("latency-seconds", "2"));
         this.wrk = new Wrk(work);
     }
 
@@ -108,8 +114,9 @@ public final class LoadBenchmark {
     private void run(List<String> stores) throws Exception {
         line("# Load benchmark, " + LocalDate.now() + ", " + Runtime.getRuntime().availableProcessors()
             + " CPUs, Java " + System.getProperty("java.version") + ", wrk -t" + threads + " -c" + connections
-            + " -d" + seconds + "s (and -t1 -c1 for latency), " + warmup + " s warm-up per configuration, median of "
-            + rounds + " interleaved rounds");
+            + " -d" + seconds + "s, " + warmup + " s warm-up per configuration, median of " + rounds
+            + " interleaved rounds; latency at one connection: wrk -t1 -c1 -d" + latencySeconds + "s, "
+            + latencyRounds + " interleaved rounds");
         line("");
         line("| store | configuration | req/s | p50 | p99 | service CPU per request | ratio to no filter | errors |");
         line("|---|---|---:|---:|---:|---:|---:|---:|");
@@ -173,7 +180,6 @@ public final class LoadBenchmark {
             // rounds interleave the configurations, so a slow spell of the machine hits all of them
             Map<Wrk.Kind, List<Wrk.Result>> loaded = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, List<Double>> cpu = new EnumMap<>(Wrk.Kind.class);
-            Map<Wrk.Kind, List<Wrk.Result>> single = new EnumMap<>(Wrk.Kind.class);
             for (int round = 0; round < rounds; round++) {
                 for (Wrk.Kind kind : kinds) {
                     if (kind == Wrk.Kind.BASELINE_REPLAY) {
@@ -188,13 +194,18 @@ public final class LoadBenchmark {
                     cpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
                         used < 0 || r.requests() == 0 ? Double.NaN : used / 1000.0 / r.requests());
                 }
+            }
+            // latency at one connection: short runs in many interleaved rounds, and each figure the
+            // median of the rounds' differences, so a slow spell of the machine cancels out
+            Map<Wrk.Kind, List<Wrk.Result>> single = new EnumMap<>(Wrk.Kind.class);
+            for (int round = 0; round < latencyRounds; round++) {
                 for (Wrk.Kind kind : kinds) {
                     if (kind == Wrk.Kind.BASELINE_REPLAY) {
                         replayKey = "replay-" + runId + "-1-" + round;
                         service.prime(replayKey);
                     }
                     single.computeIfAbsent(kind, k -> new ArrayList<>()).add(
-                        wrk.run(base, kind, key(kind, runId + "-1-" + round, replayKey), 1, 1, Math.max(3, seconds / 2)));
+                        wrk.run(base, kind, key(kind, runId + "-1-" + round, replayKey), 1, 1, latencySeconds));
                 }
             }
             for (Map.Entry<Wrk.Kind, List<Wrk.Result>> e : loaded.entrySet()) {
@@ -213,6 +224,8 @@ public final class LoadBenchmark {
             double singleNewBase = median(single.get(Wrk.Kind.BASELINE_NEW), Wrk.Result::p50Micros);
             double singleNew = median(single.get(Wrk.Kind.NEW_KEYS), Wrk.Result::p50Micros);
             double singleFloor = median(single.get(Wrk.Kind.FLOOR), Wrk.Result::p50Micros);
+            double addedNew = medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.BASELINE_NEW);
+            double addedFloor = medianDifference(single, Wrk.Kind.FLOOR, Wrk.Kind.BASELINE_NEW);
             double[] overFloor = new double[rounds];
             for (int i = 0; i < rounds; i++) {
                 overFloor[i] = loaded.get(Wrk.Kind.NEW_KEYS).get(i).requestsPerSecond()
@@ -220,20 +233,23 @@ public final class LoadBenchmark {
             }
             double singleReplayBase = median(single.get(Wrk.Kind.BASELINE_REPLAY), Wrk.Result::p50Micros);
             double singleReplay = median(single.get(Wrk.Kind.REPLAYS), Wrk.Result::p50Micros);
-            notes.add(String.format(Locale.ROOT, "- %s at one connection (p50): new keys %s against %s without the filter"
-                    + " (%s), replays %s against %s (%s)", store, micros(singleNew), micros(singleNewBase),
-                signed(singleNew - singleNewBase), micros(singleReplay), micros(singleReplayBase),
-                signed(singleReplay - singleReplayBase)));
+            notes.add(String.format(Locale.ROOT, "- %s at one connection (p50, median of %d rounds; added latency: the"
+                    + " median of the rounds' differences): new keys %s against %s without the filter (%s), replays %s"
+                    + " against %s (%s)", store, latencyRounds, micros(singleNew), micros(singleNewBase), signed(addedNew),
+                micros(singleReplay), micros(singleReplayBase),
+                signed(medianDifference(single, Wrk.Kind.REPLAYS, Wrk.Kind.BASELINE_REPLAY))));
             notes.add(String.format(Locale.ROOT, "- %s floor (a filter that only copies the body): at one connection %s"
-                    + " (%s over no filter); new keys under the filter reach %.2f of the floor's req/s", store,
-                micros(singleFloor), signed(singleFloor - singleNewBase), median(overFloor)));
+                    + " (%s over no filter; new keys %s over the floor); new keys under the filter reach %.2f of the"
+                    + " floor's req/s", store, micros(singleFloor), signed(addedFloor),
+                signed(medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.FLOOR)), median(overFloor)));
             if (!Double.isNaN(redisRoundTrip)) {
                 notes.add(String.format(Locale.ROOT, "- redis: one PING round trip (p50, one connection, blocking socket) %s;"
                         + " new keys add %s at one connection, i.e. two round trips %s", micros(redisRoundTrip),
-                    micros(singleNew - singleNewBase), signed(singleNew - singleNewBase - 2 * redisRoundTrip)));
+                    micros(addedNew), signed(addedNew - 2 * redisRoundTrip)));
             }
             if (single.containsKey(Wrk.Kind.STORE_FLOOR)) {
                 double singleStoreFloor = median(single.get(Wrk.Kind.STORE_FLOOR), Wrk.Result::p50Micros);
+                double addedStoreFloor = medianDifference(single, Wrk.Kind.STORE_FLOOR, Wrk.Kind.BASELINE_NEW);
                 double[] overStoreFloor = new double[rounds];
                 for (int i = 0; i < rounds; i++) {
                     overStoreFloor[i] = loaded.get(Wrk.Kind.NEW_KEYS).get(i).requestsPerSecond()
@@ -242,8 +258,9 @@ public final class LoadBenchmark {
                 notes.add(String.format(Locale.ROOT, "- %s store floor (the floor plus two store round trips from the event"
                         + " loop, on the store's own connection): at one connection %s (%s over no filter, so two round"
                         + " trips from the event loop cost %s); new keys add %s over it at one connection and reach %.2f of"
-                        + " its req/s", store, micros(singleStoreFloor), signed(singleStoreFloor - singleNewBase),
-                    micros(singleStoreFloor - singleFloor), signed(singleNew - singleStoreFloor), median(overStoreFloor)));
+                        + " its req/s", store, micros(singleStoreFloor), signed(addedStoreFloor),
+                    micros(medianDifference(single, Wrk.Kind.STORE_FLOOR, Wrk.Kind.FLOOR)),
+                    signed(medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.STORE_FLOOR)), median(overStoreFloor)));
             }
             if (!Double.isNaN(ceiling)) {
                 notes.add(String.format(Locale.ROOT, "- postgres: pgbench single-row upsert commits at 16 clients: %,.0f/s;"
@@ -260,6 +277,17 @@ public final class LoadBenchmark {
 
     private static double median(List<Wrk.Result> runs, ToDoubleFunction<Wrk.Result> value) {
         return median(runs.stream().mapToDouble(value).toArray());
+    }
+
+    /** @return the median over the rounds of {@code kind}'s p50 minus {@code base}'s p50 in the same round */
+    private static double medianDifference(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
+        List<Wrk.Result> a = rounds.get(kind);
+        List<Wrk.Result> b = rounds.get(base);
+        double[] d = new double[a.size()];
+        for (int i = 0; i < d.length; i++) {
+            d[i] = a.get(i).p50Micros() - b.get(i).p50Micros();
+        }
+        return median(d);
     }
 
     private static double median(double[] values) {
