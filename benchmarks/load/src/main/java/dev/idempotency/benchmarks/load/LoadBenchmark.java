@@ -210,27 +210,18 @@ public final class LoadBenchmark {
             }
             for (Map.Entry<Wrk.Kind, List<Wrk.Result>> e : loaded.entrySet()) {
                 List<Wrk.Result> runs = e.getValue();
-                List<Wrk.Result> baselines = loaded.get(e.getKey().baseline());
-                double[] ratios = new double[runs.size()];
-                for (int i = 0; i < ratios.length; i++) {
-                    ratios[i] = runs.get(i).requestsPerSecond() / baselines.get(i).requestsPerSecond();
-                }
                 line(String.format(Locale.ROOT, "| %s | %s | %,.0f | %s | %s | %s | %.2f | %d |", store, label(e.getKey()),
                     median(runs, Wrk.Result::requestsPerSecond), micros(median(runs, Wrk.Result::p50Micros)),
                     micros(median(runs, Wrk.Result::p99Micros)),
                     micros(median(cpu.get(e.getKey()).stream().mapToDouble(Double::doubleValue).toArray())),
-                    median(ratios), runs.stream().mapToLong(Wrk.Result::failures).sum()));
+                    medianRatio(loaded, e.getKey(), e.getKey().baseline()),
+                    runs.stream().mapToLong(Wrk.Result::failures).sum()));
             }
             double singleNewBase = median(single.get(Wrk.Kind.BASELINE_NEW), Wrk.Result::p50Micros);
             double singleNew = median(single.get(Wrk.Kind.NEW_KEYS), Wrk.Result::p50Micros);
             double singleFloor = median(single.get(Wrk.Kind.FLOOR), Wrk.Result::p50Micros);
             double addedNew = medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.BASELINE_NEW);
             double addedFloor = medianDifference(single, Wrk.Kind.FLOOR, Wrk.Kind.BASELINE_NEW);
-            double[] overFloor = new double[rounds];
-            for (int i = 0; i < rounds; i++) {
-                overFloor[i] = loaded.get(Wrk.Kind.NEW_KEYS).get(i).requestsPerSecond()
-                    / loaded.get(Wrk.Kind.FLOOR).get(i).requestsPerSecond();
-            }
             double singleReplayBase = median(single.get(Wrk.Kind.BASELINE_REPLAY), Wrk.Result::p50Micros);
             double singleReplay = median(single.get(Wrk.Kind.REPLAYS), Wrk.Result::p50Micros);
             notes.add(String.format(Locale.ROOT, "- %s at one connection (p50, median of %d rounds; added latency: the"
@@ -241,7 +232,8 @@ public final class LoadBenchmark {
             notes.add(String.format(Locale.ROOT, "- %s floor (a filter that only copies the body): at one connection %s"
                     + " (%s over no filter; new keys %s over the floor); new keys under the filter reach %.2f of the"
                     + " floor's req/s", store, micros(singleFloor), signed(addedFloor),
-                signed(medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.FLOOR)), median(overFloor)));
+                signed(medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.FLOOR)),
+                medianRatio(loaded, Wrk.Kind.NEW_KEYS, Wrk.Kind.FLOOR)));
             if (!Double.isNaN(redisRoundTrip)) {
                 notes.add(String.format(Locale.ROOT, "- redis: one PING round trip (p50, one connection, blocking socket) %s;"
                         + " new keys add %s at one connection, i.e. two round trips %s", micros(redisRoundTrip),
@@ -250,17 +242,13 @@ public final class LoadBenchmark {
             if (single.containsKey(Wrk.Kind.STORE_FLOOR)) {
                 double singleStoreFloor = median(single.get(Wrk.Kind.STORE_FLOOR), Wrk.Result::p50Micros);
                 double addedStoreFloor = medianDifference(single, Wrk.Kind.STORE_FLOOR, Wrk.Kind.BASELINE_NEW);
-                double[] overStoreFloor = new double[rounds];
-                for (int i = 0; i < rounds; i++) {
-                    overStoreFloor[i] = loaded.get(Wrk.Kind.NEW_KEYS).get(i).requestsPerSecond()
-                        / loaded.get(Wrk.Kind.STORE_FLOOR).get(i).requestsPerSecond();
-                }
                 notes.add(String.format(Locale.ROOT, "- %s store floor (the floor plus two store round trips from the event"
                         + " loop, on the store's own connection): at one connection %s (%s over no filter, so two round"
                         + " trips from the event loop cost %s); new keys add %s over it at one connection and reach %.2f of"
                         + " its req/s", store, micros(singleStoreFloor), signed(addedStoreFloor),
                     micros(medianDifference(single, Wrk.Kind.STORE_FLOOR, Wrk.Kind.FLOOR)),
-                    signed(medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.STORE_FLOOR)), median(overStoreFloor)));
+                    signed(medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.STORE_FLOOR)),
+                    medianRatio(loaded, Wrk.Kind.NEW_KEYS, Wrk.Kind.STORE_FLOOR)));
             }
             if (!Double.isNaN(ceiling)) {
                 notes.add(String.format(Locale.ROOT, "- postgres: pgbench single-row upsert commits at 16 clients: %,.0f/s;"
@@ -277,6 +265,17 @@ public final class LoadBenchmark {
 
     private static double median(List<Wrk.Result> runs, ToDoubleFunction<Wrk.Result> value) {
         return median(runs.stream().mapToDouble(value).toArray());
+    }
+
+    /** @return the median over the rounds of {@code kind}'s req/s divided by {@code base}'s in the same round */
+    private static double medianRatio(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
+        List<Wrk.Result> a = rounds.get(kind);
+        List<Wrk.Result> b = rounds.get(base);
+        double[] r = new double[a.size()];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = a.get(i).requestsPerSecond() / b.get(i).requestsPerSecond();
+        }
+        return median(r);
     }
 
     /** @return the median over the rounds of {@code kind}'s p50 minus {@code base}'s p50 in the same round */
