@@ -1,6 +1,7 @@
 package dev.idempotency.benchmarks.load;
 
 import dev.idempotency.server.store.IdempotencyStore;
+import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;
 import io.micronaut.http.annotation.RequestFilter;
@@ -25,6 +26,7 @@ import java.util.concurrent.Executor;
  * almost free).
  */
 @ServerFilter("/store-floor/**")
+@Requires(beans = IdempotencyStore.class)
 final class StoreFloorFilter {
 
     private final IdempotencyStore store;
