@@ -29,6 +29,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleBiFunction;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -269,24 +270,24 @@ public final class LoadBenchmark {
 
     /** @return the median over the rounds of {@code kind}'s req/s divided by {@code base}'s in the same round */
     private static double medianRatio(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
-        List<Wrk.Result> a = rounds.get(kind);
-        List<Wrk.Result> b = rounds.get(base);
-        double[] r = new double[a.size()];
-        for (int i = 0; i < r.length; i++) {
-            r[i] = a.get(i).requestsPerSecond() / b.get(i).requestsPerSecond();
-        }
-        return median(r);
+        return medianPaired(rounds, kind, base, (a, b) -> a.requestsPerSecond() / b.requestsPerSecond());
     }
 
     /** @return the median over the rounds of {@code kind}'s p50 minus {@code base}'s p50 in the same round */
     private static double medianDifference(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
-        List<Wrk.Result> a = rounds.get(kind);
-        List<Wrk.Result> b = rounds.get(base);
-        double[] d = new double[a.size()];
-        for (int i = 0; i < d.length; i++) {
-            d[i] = a.get(i).p50Micros() - b.get(i).p50Micros();
+        return medianPaired(rounds, kind, base, (a, b) -> a.p50Micros() - b.p50Micros());
+    }
+
+    /** @return the median over the rounds of {@code compare} applied to each round's pair of runs */
+    private static double medianPaired(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base,
+                                       ToDoubleBiFunction<Wrk.Result, Wrk.Result> compare) {
+        List<Wrk.Result> runs = rounds.get(kind);
+        List<Wrk.Result> baselines = rounds.get(base);
+        double[] values = new double[runs.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = compare.applyAsDouble(runs.get(i), baselines.get(i));
         }
-        return median(d);
+        return median(values);
     }
 
     private static double median(double[] values) {

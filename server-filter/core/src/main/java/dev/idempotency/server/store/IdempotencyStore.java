@@ -69,8 +69,7 @@ public interface IdempotencyStore {
             return false;
         }
         for (int i = 0; i < DIGEST_KEY_LENGTH; i++) {
-            char c = storeKey.charAt(i);
-            if ((c < '0' || c > '9') && (c < 'a' || c > 'f')) {
+            if (HexDigits.value(storeKey.charAt(i)) < 0) {
                 return false;
             }
         }

@@ -395,10 +395,10 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         long d = 0;
         int invalid = 0; // negative once any character is not a lowercase hex digit
         for (int i = 0; i < 16; i++) {
-            int x = digit(storeKey.charAt(i));
-            int y = digit(storeKey.charAt(i + 16));
-            int z = digit(storeKey.charAt(i + 32));
-            int w = digit(storeKey.charAt(i + 48));
+            int x = HexDigits.value(storeKey.charAt(i));
+            int y = HexDigits.value(storeKey.charAt(i + 16));
+            int z = HexDigits.value(storeKey.charAt(i + 32));
+            int w = HexDigits.value(storeKey.charAt(i + 48));
             invalid |= x | y | z | w;
             a = a << 4 | x;
             b = b << 4 | y;
@@ -406,14 +406,6 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             d = d << 4 | w;
         }
         return invalid < 0 ? storeKey : new HexKey(a, b, c, d);
-    }
-
-    /** @return the value of a lowercase hexadecimal digit, -1 for any other character */
-    private static int digit(char ch) {
-        if (ch >= '0' && ch <= '9') {
-            return ch - '0';
-        }
-        return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
     }
 
     /**
