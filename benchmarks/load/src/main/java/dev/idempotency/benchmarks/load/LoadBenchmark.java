@@ -49,11 +49,13 @@ import java.util.regex.Pattern;
  * rounds (the ratio is the median of each round's ratio to that round's baseline). The runs at
  * one connection come after the loaded ones, in more and shorter rounds of their own, and an
  * added latency is the median of the rounds' differences of p50. It prints a table of req/s,
- * p50, p99 and the ratio to the baseline, and writes it to
+ * p50, p99, the service's CPU time and heap allocation per request and the ratio to the
+ * baseline, and writes it to
  * {@code benchmarks/load/target/load-results.md}.
  *
  * <p>Arguments (all optional): {@code --stores=memory,redis,postgres}, {@code --seconds=10}
- * (per measured run), {@code --rounds=3}, {@code --warmup=5} (seconds per configuration),
+ * (per measured run), {@code --rounds=3}, {@code --warmup=5} (seconds per warm-up run; a
+ * configuration is warmed up until two runs in a row are within 5% in req/s, at most 12 runs),
  * {@code --connections=32}, {@code --threads=2}, {@code --latency-rounds=8} and {@code --latency-seconds=2}
  * (the runs at one connection); {@code --prop.<name>=<value>} sets a property of the service (e.g.
  * {@code --prop.idempotency.store.memory.max-entries=1000000}) and {@code --jvm=<flags>} adds
@@ -66,6 +68,10 @@ public final class LoadBenchmark {
 
     private static final Pattern TPS = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)");
     private static final Pattern JDBC = Pattern.compile("jdbc:postgresql://([^:/]+)(?::(\\d+))?/([^?]+).*");
+    /** Warm-up runs of a configuration end when two in a row are this close in req/s ... */
+    private static final double WARM = 0.05;
+    /** ... or after this many. */
+    private static final int MAX_WARMUP_RUNS = 12;
 
     private final Map<String, String> options;
     private final int seconds;
@@ -115,12 +121,14 @@ public final class LoadBenchmark {
     private void run(List<String> stores) throws Exception {
         line("# Load benchmark, " + LocalDate.now() + ", " + Runtime.getRuntime().availableProcessors()
             + " CPUs, Java " + System.getProperty("java.version") + ", wrk -t" + threads + " -c" + connections
-            + " -d" + seconds + "s, " + warmup + " s warm-up per configuration, median of " + rounds
+            + " -d" + seconds + "s, warm-up per configuration in runs of " + warmup + " s until req/s settles, median of "
+            + rounds
             + " interleaved rounds; latency at one connection: wrk -t1 -c1 -d" + latencySeconds + "s, "
             + latencyRounds + " interleaved rounds");
         line("");
-        line("| store | configuration | req/s | p50 | p99 | service CPU per request | ratio to no filter | errors |");
-        line("|---|---|---:|---:|---:|---:|---:|---:|");
+        line("| store | configuration | req/s | p50 | p99 | service CPU per request | service heap allocated per request"
+            + " | ratio to no filter | errors |");
+        line("|---|---|---:|---:|---:|---:|---:|---:|---:|");
         List<String> notes = new ArrayList<>();
         for (String store : stores) {
             notes.addAll(runStore(store.trim()));
@@ -175,12 +183,28 @@ public final class LoadBenchmark {
             // the store floor only where a target is stated in the store's round trips (Redis)
             List<Wrk.Kind> kinds = Arrays.stream(Wrk.Kind.values())
                 .filter(k -> k != Wrk.Kind.STORE_FLOOR || store.equals("redis")).toList();
+            // the JIT takes tens of seconds of load to compile the filter's path on two cores (its
+            // first seconds run at a tenth of its speed): each configuration is warmed up until its
+            // req/s settles, so the rounds measure the steady state, not the compiler
+            List<String> warmed = new ArrayList<>();
             for (Wrk.Kind kind : kinds) {
-                wrk.run(base, kind, key(kind, runId + "-warm", replayKey), threads, connections, warmup);
+                double previous = 0;
+                for (int run = 1; ; run++) {
+                    double rps = wrk.run(base, kind, key(kind, runId + "-warm" + run, replayKey), threads, connections,
+                        warmup).requestsPerSecond();
+                    if (run == MAX_WARMUP_RUNS || (run > 1 && Math.abs(rps - previous) <= WARM * previous)) {
+                        warmed.add(label(kind) + " " + run * warmup + " s");
+                        break;
+                    }
+                    previous = rps;
+                }
             }
+            notes.add("- " + store + " warm-up until req/s settled (two runs in a row within "
+                + Math.round(WARM * 100) + "%): " + String.join(", ", warmed));
             // rounds interleave the configurations, so a slow spell of the machine hits all of them
             Map<Wrk.Kind, List<Wrk.Result>> loaded = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, List<Double>> cpu = new EnumMap<>(Wrk.Kind.class);
+            Map<Wrk.Kind, List<Double>> heap = new EnumMap<>(Wrk.Kind.class);
             for (int round = 0; round < rounds; round++) {
                 for (Wrk.Kind kind : kinds) {
                     if (kind == Wrk.Kind.BASELINE_REPLAY) {
@@ -188,12 +212,16 @@ public final class LoadBenchmark {
                         service.prime(replayKey);
                     }
                     long before = service.cpuNanos();
+                    long allocatedBefore = service.allocatedBytes();
                     Wrk.Result r = wrk.run(base, kind, key(kind, runId + "-c" + round, replayKey), threads, connections,
                         seconds);
                     long used = service.cpuNanos() - before;
+                    long allocated = service.allocatedBytes() - allocatedBefore;
                     loaded.computeIfAbsent(kind, k -> new ArrayList<>()).add(r);
                     cpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
                         used < 0 || r.requests() == 0 ? Double.NaN : used / 1000.0 / r.requests());
+                    heap.computeIfAbsent(kind, k -> new ArrayList<>()).add(
+                        allocatedBefore < 0 || r.requests() == 0 ? Double.NaN : allocated / (double) r.requests());
                 }
             }
             // latency at one connection: short runs in many interleaved rounds, and each figure the
@@ -211,10 +239,11 @@ public final class LoadBenchmark {
             }
             for (Map.Entry<Wrk.Kind, List<Wrk.Result>> e : loaded.entrySet()) {
                 List<Wrk.Result> runs = e.getValue();
-                line(String.format(Locale.ROOT, "| %s | %s | %,.0f | %s | %s | %s | %.2f | %d |", store, label(e.getKey()),
-                    median(runs, Wrk.Result::requestsPerSecond), micros(median(runs, Wrk.Result::p50Micros)),
-                    micros(median(runs, Wrk.Result::p99Micros)),
+                line(String.format(Locale.ROOT, "| %s | %s | %,.0f | %s | %s | %s | %s | %.2f | %d |", store,
+                    label(e.getKey()), median(runs, Wrk.Result::requestsPerSecond),
+                    micros(median(runs, Wrk.Result::p50Micros)), micros(median(runs, Wrk.Result::p99Micros)),
                     micros(median(cpu.get(e.getKey()).stream().mapToDouble(Double::doubleValue).toArray())),
+                    kilobytes(median(heap.get(e.getKey()).stream().mapToDouble(Double::doubleValue).toArray())),
                     medianRatio(loaded, e.getKey(), e.getKey().baseline()),
                     runs.stream().mapToLong(Wrk.Result::failures).sum()));
             }
@@ -324,6 +353,10 @@ public final class LoadBenchmark {
             : String.format(Locale.ROOT, "%.0f µs", micros);
     }
 
+    private static String kilobytes(double bytes) {
+        return Double.isNaN(bytes) ? "-" : String.format(Locale.ROOT, "%.1f KB", bytes / 1000);
+    }
+
     private void line(String s) {
         System.out.println(s);
         report.append(s).append('\n');
@@ -403,10 +436,12 @@ public final class LoadBenchmark {
     private static final class Service implements AutoCloseable {
         final Process process;
         final int port;
+        private final BufferedReader out;
 
-        private Service(Process process, int port) {
+        private Service(Process process, int port, BufferedReader out) {
             this.process = process;
             this.port = port;
+            this.out = out;
         }
 
         static Service start(Map<String, String> props, List<String> jvm) throws Exception {
@@ -421,7 +456,7 @@ public final class LoadBenchmark {
             String line;
             while ((line = out.readLine()) != null) {
                 if (line.startsWith("READY ")) {
-                    return new Service(p, Integer.parseInt(line.substring(6).trim()));
+                    return new Service(p, Integer.parseInt(line.substring(6).trim()), out);
                 }
             }
             throw new IllegalStateException("the service did not start: exit " + p.waitFor());
@@ -437,6 +472,22 @@ public final class LoadBenchmark {
             } catch (IOException | RuntimeException e) {
                 return -1;
             }
+        }
+
+        /**
+         * @return the heap the service's threads have allocated so far (see {@link LoadApp}), or -1
+         *     where its JVM cannot tell
+         */
+        long allocatedBytes() throws IOException {
+            process.getOutputStream().write("allocated\n".getBytes(StandardCharsets.UTF_8));
+            process.getOutputStream().flush();
+            String line;
+            while ((line = out.readLine()) != null) {
+                if (line.startsWith("ALLOCATED ")) {
+                    return Long.parseLong(line.substring(10).trim());
+                }
+            }
+            throw new IOException("the service ended without answering");
         }
 
         /** Stores the record the replay runs replay (or replays it, when it is there). */
