@@ -176,12 +176,15 @@ final class ResponseCapture {
     /**
      * The allow-listed headers the response carries (S13), under their usual spelling (header
      * names are case-insensitive): looked up one by one, which is cheaper than listing every
-     * header the response has.
+     * header the response has, and a header that is not there costs one lookup and no list.
      */
     private Map<String, List<String>> storedHeaders(MutableHttpResponse<?> response) {
         Map<String, List<String>> headers = null;
         MutableHttpHeaders all = response.getHeaders();
         for (String name : storedHeaderNames) {
+            if (!all.contains(name)) {
+                continue;
+            }
             List<String> values = all.getAll(name);
             if (!values.isEmpty()) {
                 if (headers == null) {
