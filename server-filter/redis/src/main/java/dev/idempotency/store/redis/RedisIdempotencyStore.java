@@ -244,6 +244,8 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
 
     private final Clock clock;
     private final String keyPrefix;
+    /** {@code keyPrefix} and the opening brace, in UTF-8: the start of every record's key. */
+    private final byte[] keyHead;
     private final Duration lateCompletionWindow;
     private final Duration expiryGrace;
     private final CommandDeadlines deadlines;
@@ -270,6 +272,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         this.clock = Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(configuration, "configuration");
         this.keyPrefix = configuration.getKeyPrefix();
+        this.keyHead = (keyPrefix + "{").getBytes(StandardCharsets.UTF_8);
         this.lateCompletionWindow = configuration.getLateCompletionWindow();
         this.expiryGrace = configuration.getExpiryGrace();
         this.deadlines = new CommandDeadlines(configuration.getCommandTimeout());
@@ -593,8 +596,23 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         return keyPrefix + "{" + storeKey + "}";
     }
 
+    /**
+     * @return {@link #recordKeyText} in UTF-8, built in one array when the store key is ASCII (the
+     *     filter's always are: every acquire and completion comes through here), else encoded
+     */
     private byte[] recordKey(String storeKey) {
-        return recordKeyText(storeKey).getBytes(StandardCharsets.UTF_8);
+        int n = storeKey.length();
+        byte[] key = new byte[keyHead.length + n + 1];
+        System.arraycopy(keyHead, 0, key, 0, keyHead.length);
+        for (int i = 0; i < n; i++) {
+            char c = storeKey.charAt(i);
+            if (c >= 0x80) {
+                return recordKeyText(storeKey).getBytes(StandardCharsets.UTF_8);
+            }
+            key[keyHead.length + i] = (byte) c;
+        }
+        key[key.length - 1] = '}';
+        return key;
     }
 
     /** One Redis call of the store, given the connection's commands. */

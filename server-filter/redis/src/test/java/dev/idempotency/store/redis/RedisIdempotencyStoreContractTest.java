@@ -116,6 +116,20 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
     }
 
     @Test
+    @DisplayName("S17: a store key outside ASCII is kept under its UTF-8 bytes, apart from keys that differ in one"
+        + " character, and replays")
+    void nonAsciiStoreKeys() {
+        String key = newKey() + "-clé-日本";
+        String other = key.replace('é', 'e');
+        long token = acquire(key);
+        assertThat(raw(key)).as("the record under prefix{key} in UTF-8").isNotNull();
+        assertThat(raw(other)).isNull();
+        assertThat(complete(key, token, response(201, "made"), RETENTION)).isTrue();
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Replay.class);
+        assertThat(acquire(other, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+    }
+
+    @Test
     @DisplayName("S12/S16: TTLs: in progress = lease + late-completion window; completed = retention + grace;"
         + " a release leaves a tombstone for the grace, so no key outlives its record by more than the grace")
     void ttls() {
