@@ -211,17 +211,15 @@ public final class LoadBenchmark {
                         replayKey = "replay-" + runId + "-c" + round;
                         service.prime(replayKey);
                     }
-                    long before = service.cpuNanos();
-                    long allocatedBefore = service.allocatedBytes();
+                    long cpuBefore = service.cpuNanos();
+                    long heapBefore = service.allocatedBytes();
                     Wrk.Result r = wrk.run(base, kind, key(kind, runId + "-c" + round, replayKey), threads, connections,
                         seconds);
-                    long used = service.cpuNanos() - before;
-                    long allocated = service.allocatedBytes() - allocatedBefore;
                     loaded.computeIfAbsent(kind, k -> new ArrayList<>()).add(r);
                     cpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
-                        used < 0 || r.requests() == 0 ? Double.NaN : used / 1000.0 / r.requests());
+                        perRequest(cpuBefore, service.cpuNanos(), r) / 1000);
                     heap.computeIfAbsent(kind, k -> new ArrayList<>()).add(
-                        allocatedBefore < 0 || r.requests() == 0 ? Double.NaN : allocated / (double) r.requests());
+                        perRequest(heapBefore, service.allocatedBytes(), r));
                 }
             }
             // latency at one connection: short runs in many interleaved rounds, and each figure the
@@ -242,8 +240,7 @@ public final class LoadBenchmark {
                 line(String.format(Locale.ROOT, "| %s | %s | %,.0f | %s | %s | %s | %s | %.2f | %d |", store,
                     label(e.getKey()), median(runs, Wrk.Result::requestsPerSecond),
                     micros(median(runs, Wrk.Result::p50Micros)), micros(median(runs, Wrk.Result::p99Micros)),
-                    micros(median(cpu.get(e.getKey()).stream().mapToDouble(Double::doubleValue).toArray())),
-                    kilobytes(median(heap.get(e.getKey()).stream().mapToDouble(Double::doubleValue).toArray())),
+                    micros(median(cpu.get(e.getKey()))), kilobytes(median(heap.get(e.getKey()))),
                     medianRatio(loaded, e.getKey(), e.getKey().baseline()),
                     runs.stream().mapToLong(Wrk.Result::failures).sum()));
             }
@@ -295,6 +292,18 @@ public final class LoadBenchmark {
 
     private static double median(List<Wrk.Result> runs, ToDoubleFunction<Wrk.Result> value) {
         return median(runs.stream().mapToDouble(value).toArray());
+    }
+
+    /**
+     * @return what a service counter ({@code before} and {@code after} a run) grew by per request
+     *     of {@code run}, or NaN where the counter could not be read (-1) or nothing ran
+     */
+    private static double perRequest(long before, long after, Wrk.Result run) {
+        return before < 0 || after < 0 || run.requests() == 0 ? Double.NaN : (after - before) / (double) run.requests();
+    }
+
+    private static double median(List<Double> values) {
+        return median(values.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
     /** @return the median over the rounds of {@code kind}'s req/s divided by {@code base}'s in the same round */
