@@ -52,10 +52,13 @@ final class Settlement {
     /** Whether the result releases the key instead of being stored (S14). */
     boolean releases(HttpRequest<?> request, MutableHttpResponse<?> response) {
         int status = response.code();
-        boolean thrown = RouteAttributes.getException(response).isPresent()
-            || request.getAttribute(HttpAttributes.EXCEPTION).isPresent();
-        return status >= 500 || config.getReleaseStatuses().contains(status)
-            || (thrown && !config.isReplayHandledExceptions());
+        if (status >= 500 || config.getReleaseStatuses().contains(status)) {
+            return true;
+        }
+        // the two attribute lookups only when their answer matters
+        return !config.isReplayHandledExceptions()
+            && (RouteAttributes.getException(response).isPresent()
+                || request.getAttribute(HttpAttributes.EXCEPTION).isPresent());
     }
 
     /**

@@ -90,8 +90,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     private final AtomicLong lastFullPurge = new AtomicLong(Long.MIN_VALUE);
     /** Completed records in the order they completed: eviction takes the head, O(1) each. */
     private final ConcurrentLinkedQueue<Entry> completionOrder = new ConcurrentLinkedQueue<>();
-    /** Added to by every operation on both event loops: a LongAdder, whose adds do not contend. */
-    private final LongAdder bytes = new LongAdder();
+    /**
+     * The heap the records take. One counter rather than a {@link LongAdder}: every change
+     * returns the new total, so the bound check that follows a change reads nothing more, where
+     * an adder's sum reads every cell the other event loops just wrote.
+     */
+    private final AtomicLong bytes = new AtomicLong();
     private final Clock clock;
     private final int maxEntries;
     private final long maxBytes;
@@ -134,7 +138,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     @Override
     public CompletionStage<Map<String, Object>> probe() {
         int records = entries.size();
-        long held = bytes.sum();
+        long held = bytes.get();
         double fill = Math.max(records / (double) maxEntries, held / (double) maxBytes);
         return CompletableFuture.completedFuture(Map.of("records", records, "maxEntries", maxEntries, "bytes", held,
             "maxBytes", maxBytes, "fillPercent", Math.round(fill * 1000) / 10.0));
@@ -155,7 +159,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 // a record keeps its map node's own key object: the one in hand is a copy of it
                 created.entry = new Entry(found == null ? key : found.key, fingerprint.clone(), fingerprint.length,
                     tokens.incrementAndGet(), now, leaseEnd);
-                bytes.add(created.entry.weight - (found == null ? 0 : found.weight));
+                created.bytesHeld = bytes.addAndGet(created.entry.weight - (found == null ? 0 : found.weight));
                 return created.entry;
             }
             return found;
@@ -163,9 +167,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         if (created.entry != null) {
             // the bounds are checked after the record is in, so a replay or a duplicate never
             // pays for a second map lookup; a new record that finds no room is taken out again
-            if (overBounds(0) && !makeRoom(0)) {
+            if ((created.bytesHeld > maxBytes || entries.size() > maxEntries) && !makeRoom(0)) {
                 if (entries.remove(mapKey, created.entry)) {
-                    bytes.add(-created.entry.weight);
+                    bytes.addAndGet(-created.entry.weight);
                 }
                 return CompletableFuture.failedFuture(full());
             }
@@ -198,7 +202,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         // the map's lock, and the compute below only checks that the token still holds
         byte[] encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength, response);
         long added = encoded.length - held.fingerprintLength;
-        if (overBounds(added) && !makeRoom(added) && !response.bodyOmitted()) {
+        // a completion adds bytes, not records: only the byte bound can be passed here
+        if (bytes.get() + added > maxBytes && !makeRoom(added) && !response.bodyOmitted()) {
             // no room for the body even after evicting every completed record: keep the outcome
             // without it (an omitted body, S15), so the operation stays protected and memory bounded
             encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength,
@@ -211,7 +216,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = new Entry(existing.key, stored, existing.fingerprintLength, fencingToken, existing.acquiredAt,
                     retentionEnd);
-                bytes.add(done[0].weight - existing.weight);
+                bytes.addAndGet(done[0].weight - existing.weight);
                 return done[0];
             }
             return existing;
@@ -228,7 +233,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         entries.computeIfPresent(mapKey(storeKey), (key, existing) -> {
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
-                bytes.add(-existing.weight);
+                bytes.addAndGet(-existing.weight);
                 return null;
             }
             return existing;
@@ -265,7 +270,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             counts[(e.completed() ? 2 : 0) + (e.isExpired(now) ? 1 : 0)]++;
         }
         return CompletableFuture.completedFuture(new RecordCounts(counts[0], counts[1], counts[2], counts[3], true,
-            Map.of("bytes", bytes.sum(), "maxBytes", maxBytes, "records", entries.size(), "maxEntries", maxEntries)));
+            Map.of("bytes", bytes.get(), "maxBytes", maxBytes, "records", entries.size(), "maxEntries", maxEntries)));
     }
 
     /** A pass over the map, no lock held. */
@@ -298,7 +303,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         int before = entries.size();
         for (Entry e : entries.values()) {
             if (e.isExpired(now) && entries.remove(e.key, e)) {
-                bytes.add(-e.weight);
+                bytes.addAndGet(-e.weight);
             }
         }
         // forget purged records at the head of the completion order, so it stays about as long
@@ -327,12 +332,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     /** @return the heap the records take, as the store counts it against its byte bound */
     public long bytes() {
-        return bytes.sum();
+        return bytes.get();
     }
 
     /** @return whether the records held, and {@code weight} more bytes, pass a bound */
     private boolean overBounds(long weight) {
-        return entries.size() > maxEntries || bytes.sum() + weight > maxBytes;
+        return bytes.get() + weight > maxBytes || entries.size() > maxEntries;
     }
 
     /**
@@ -350,7 +355,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 return !overBounds(weight);
             }
             if (entries.remove(oldest.key, oldest)) {
-                bytes.add(-oldest.weight);
+                bytes.addAndGet(-oldest.weight);
                 evicted();
             }
         }
@@ -359,7 +364,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     private IdempotencyStoreException full() {
         return new IdempotencyStoreException("in-memory idempotency store is full: " + entries.size()
-            + " records, " + bytes.sum() + " of " + maxBytes + " bytes, every one a request in progress; raise"
+            + " records, " + bytes.get() + " of " + maxBytes + " bytes, every one a request in progress; raise"
             + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store");
     }
 
@@ -368,7 +373,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         if (count > 0) {
             LOG.warn("idempotency in-memory store full ({} of {} bytes held by requests in progress): stored {}"
                 + " responses without their body (the latest {} bytes); their replays say Idempotency-Replay: omitted."
-                + " Raise idempotency.store.memory.max-bytes or use a shared store", bytes.sum(), maxBytes, count,
+                + " Raise idempotency.store.memory.max-bytes or use a shared store", bytes.get(), maxBytes, count,
                 bodyLength);
         }
     }
@@ -463,7 +468,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             LOG.warn("idempotency in-memory store full ({} records, {} of {} bytes): evicted {} earliest-completed"
                 + " records before their retention ended; retries of those keys will run again. Raise"
                 + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store", entries.size(),
-                bytes.sum(), maxBytes, count);
+                bytes.get(), maxBytes, count);
         }
     }
 
@@ -537,20 +542,24 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     private static final class Created {
         Entry entry;
         boolean takeover;
+        /** The store's bytes right after the new record was counted. */
+        long bytesHeld;
     }
 
     /** Events counted between WARN lines, so a full store logs at most once a minute per kind. */
     private static final class OncePerMinute {
-        private final AtomicLong since = new AtomicLong();
+        /** An adder: a full store counts an eviction per new record, on every event loop. */
+        private final LongAdder since = new LongAdder();
         private final AtomicLong last = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 
         /** Counts one event; @return how many to report now, or 0 when a line was written less than a minute ago */
         long count() {
-            long count = since.incrementAndGet();
+            since.increment();
             long previous = last.get();
             long now = System.nanoTime();
             if (now - previous >= WARN_EVERY_NANOS && last.compareAndSet(previous, now)) {
-                since.addAndGet(-count);
+                long count = since.sum();
+                since.add(-count);
                 return count;
             }
             return 0;
