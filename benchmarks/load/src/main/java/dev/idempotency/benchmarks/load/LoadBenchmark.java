@@ -50,7 +50,8 @@ import java.util.regex.Pattern;
  * one connection come after the loaded ones, in more and shorter rounds of their own, and an
  * added latency is the median of the rounds' differences of p50. It prints a table of req/s,
  * p50, p99, the service's CPU time and heap allocation per request and the ratio to the
- * baseline, and writes it to
+ * baseline, followed by notes (among them the CPU per request by thread group, {@link ThreadCpu}),
+ * and writes it to
  * {@code benchmarks/load/target/load-results.md}.
  *
  * <p>Arguments (all optional): {@code --stores=memory,redis,postgres}, {@code --seconds=10}
@@ -205,6 +206,7 @@ public final class LoadBenchmark {
             Map<Wrk.Kind, List<Wrk.Result>> loaded = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, List<Double>> cpu = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, List<Double>> heap = new EnumMap<>(Wrk.Kind.class);
+            Map<Wrk.Kind, Map<String, List<Double>>> cpuByThreads = new EnumMap<>(Wrk.Kind.class);
             for (int round = 0; round < rounds; round++) {
                 for (Wrk.Kind kind : kinds) {
                     if (kind == Wrk.Kind.BASELINE_REPLAY) {
@@ -212,6 +214,7 @@ public final class LoadBenchmark {
                         service.prime(replayKey);
                     }
                     long cpuBefore = service.cpuNanos();
+                    Map<String, Long> threadsBefore = ThreadCpu.sample(service.process.pid());
                     long heapBefore = service.allocatedBytes();
                     Wrk.Result r = wrk.run(base, kind, key(kind, runId + "-c" + round, replayKey), threads, connections,
                         seconds);
@@ -220,6 +223,12 @@ public final class LoadBenchmark {
                         perRequest(cpuBefore, service.cpuNanos(), r) / 1000);
                     heap.computeIfAbsent(kind, k -> new ArrayList<>()).add(
                         perRequest(heapBefore, service.allocatedBytes(), r));
+                    Map<String, Long> threadsAfter = ThreadCpu.sample(service.process.pid());
+                    Map<String, List<Double>> groups = cpuByThreads.computeIfAbsent(kind, k -> new LinkedHashMap<>());
+                    for (String group : ThreadCpu.GROUPS) {
+                        groups.computeIfAbsent(group, g -> new ArrayList<>()).add(perRequest(
+                            threadsBefore.getOrDefault(group, -1L), threadsAfter.getOrDefault(group, -1L), r) / 1000);
+                    }
                 }
             }
             // latency at one connection: short runs in many interleaved rounds, and each figure the
@@ -244,6 +253,7 @@ public final class LoadBenchmark {
                     medianRatio(loaded, e.getKey(), e.getKey().baseline()),
                     runs.stream().mapToLong(Wrk.Result::failures).sum()));
             }
+            notes.add(cpuByThreads(store, cpuByThreads));
             double singleNewBase = median(single.get(Wrk.Kind.BASELINE_NEW), Wrk.Result::p50Micros);
             double singleNew = median(single.get(Wrk.Kind.NEW_KEYS), Wrk.Result::p50Micros);
             double singleFloor = median(single.get(Wrk.Kind.FLOOR), Wrk.Result::p50Micros);
@@ -288,6 +298,26 @@ public final class LoadBenchmark {
             }
         }
         return notes;
+    }
+
+    /**
+     * @return a note with where each configuration's service CPU per request goes, by thread
+     *     group (see {@link ThreadCpu}), the median of the rounds; groups under 0.1 µs left out
+     */
+    private static String cpuByThreads(String store, Map<Wrk.Kind, Map<String, List<Double>>> byKind) {
+        List<String> configurations = new ArrayList<>();
+        byKind.forEach((kind, groups) -> {
+            List<String> parts = new ArrayList<>();
+            groups.forEach((group, values) -> {
+                double micros = median(values);
+                if (!Double.isNaN(micros) && micros >= 0.1) {
+                    parts.add(group + " " + String.format(Locale.ROOT, micros >= 10 ? "%.0f µs" : "%.1f µs", micros));
+                }
+            });
+            configurations.add(label(kind) + ": " + (parts.isEmpty() ? "-" : String.join(", ", parts)));
+        });
+        return "- " + store + " service CPU per request by thread (median of the rounds): "
+            + String.join("; ", configurations);
     }
 
     private static double median(List<Wrk.Result> runs, ToDoubleFunction<Wrk.Result> value) {
