@@ -50,7 +50,7 @@ import java.util.regex.Pattern;
  * one connection come after the loaded ones, in more and shorter rounds of their own, and an
  * added latency is the median of the rounds' differences of p50. It prints a table of req/s,
  * p50, p99, the service's CPU time and heap allocation per request and the ratio to the
- * baseline, followed by notes (among them the CPU per request by thread group, {@link ThreadCpu}),
+ * baseline, followed by notes (among them the CPU per request by thread group, {@link ProcCpu}),
  * and writes it to
  * {@code benchmarks/load/target/load-results.md}.
  *
@@ -206,7 +206,7 @@ public final class LoadBenchmark {
             Map<Wrk.Kind, List<Wrk.Result>> loaded = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, List<Double>> cpu = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, List<Double>> heap = new EnumMap<>(Wrk.Kind.class);
-            Map<Wrk.Kind, Map<String, List<Double>>> cpuByThreads = new EnumMap<>(Wrk.Kind.class);
+            Map<Wrk.Kind, Map<ProcCpu.Group, List<Double>>> cpuByThreads = new EnumMap<>(Wrk.Kind.class);
             for (int round = 0; round < rounds; round++) {
                 for (Wrk.Kind kind : kinds) {
                     if (kind == Wrk.Kind.BASELINE_REPLAY) {
@@ -214,7 +214,7 @@ public final class LoadBenchmark {
                         service.prime(replayKey);
                     }
                     long cpuBefore = service.cpuNanos();
-                    Map<String, Long> threadsBefore = ThreadCpu.sample(service.process.pid());
+                    Map<ProcCpu.Group, Long> threadsBefore = service.cpuNanosByThreadGroup();
                     long heapBefore = service.allocatedBytes();
                     Wrk.Result r = wrk.run(base, kind, key(kind, runId + "-c" + round, replayKey), threads, connections,
                         seconds);
@@ -223,11 +223,15 @@ public final class LoadBenchmark {
                         perRequest(cpuBefore, service.cpuNanos(), r) / 1000);
                     heap.computeIfAbsent(kind, k -> new ArrayList<>()).add(
                         perRequest(heapBefore, service.allocatedBytes(), r));
-                    Map<String, Long> threadsAfter = ThreadCpu.sample(service.process.pid());
-                    Map<String, List<Double>> groups = cpuByThreads.computeIfAbsent(kind, k -> new LinkedHashMap<>());
-                    for (String group : ThreadCpu.GROUPS) {
-                        groups.computeIfAbsent(group, g -> new ArrayList<>()).add(perRequest(
-                            threadsBefore.getOrDefault(group, -1L), threadsAfter.getOrDefault(group, -1L), r) / 1000);
+                    Map<ProcCpu.Group, Long> threadsAfter = service.cpuNanosByThreadGroup();
+                    Map<ProcCpu.Group, List<Double>> groups = cpuByThreads.computeIfAbsent(kind,
+                        k -> new EnumMap<>(ProcCpu.Group.class));
+                    for (ProcCpu.Group group : ProcCpu.Group.values()) {
+                        long before = threadsBefore.getOrDefault(group, 0L);
+                        long after = threadsAfter.getOrDefault(group, 0L);
+                        // a group that shrank lost a thread that ended, and its time with it: unknown
+                        groups.computeIfAbsent(group, g -> new ArrayList<>()).add(threadsAfter.isEmpty() || after < before
+                            ? Double.NaN : perRequest(before, after, r) / 1000);
                     }
                 }
             }
@@ -302,16 +306,20 @@ public final class LoadBenchmark {
 
     /**
      * @return a note with where each configuration's service CPU per request goes, by thread
-     *     group (see {@link ThreadCpu}), the median of the rounds; groups under 0.1 µs left out
+     *     group (see {@link ProcCpu}), the median of the rounds; groups under 0.1 µs left out, a
+     *     group whose rounds could not tell (a thread of it ended) shown as {@code ?}
      */
-    private static String cpuByThreads(String store, Map<Wrk.Kind, Map<String, List<Double>>> byKind) {
+    private static String cpuByThreads(String store, Map<Wrk.Kind, Map<ProcCpu.Group, List<Double>>> byKind) {
         List<String> configurations = new ArrayList<>();
         byKind.forEach((kind, groups) -> {
             List<String> parts = new ArrayList<>();
             groups.forEach((group, values) -> {
                 double micros = median(values);
-                if (!Double.isNaN(micros) && micros >= 0.1) {
-                    parts.add(group + " " + String.format(Locale.ROOT, micros >= 10 ? "%.0f µs" : "%.1f µs", micros));
+                if (Double.isNaN(micros)) {
+                    parts.add(group.label + " ?");
+                } else if (micros >= 0.1) {
+                    parts.add(group.label + " "
+                        + String.format(Locale.ROOT, micros >= 10 ? "%.0f µs" : "%.1f µs", micros));
                 }
             });
             configurations.add(label(kind) + ": " + (parts.isEmpty() ? "-" : String.join(", ", parts)));
@@ -468,9 +476,6 @@ public final class LoadBenchmark {
         }
     }
 
-    /** {@code /proc}'s clock ticks per second ({@code getconf CLK_TCK}), 100 on Linux. */
-    private static final long CLOCK_TICKS = 100;
-
     /** The echo service in a JVM of its own. */
     private static final class Service implements AutoCloseable {
         final Process process;
@@ -503,14 +508,12 @@ public final class LoadBenchmark {
 
         /** @return the CPU time the service's process has used, or -1 where {@code /proc} cannot tell */
         long cpuNanos() {
-            try {
-                String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
-                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
-                return ticks * (1_000_000_000L / CLOCK_TICKS);
-            } catch (IOException | RuntimeException e) {
-                return -1;
-            }
+            return ProcCpu.process(process.pid());
+        }
+
+        /** @return the CPU time the service's live threads have used, by group (see {@link ProcCpu}) */
+        Map<ProcCpu.Group, Long> cpuNanosByThreadGroup() {
+            return ProcCpu.byThreadGroup(process.pid());
         }
 
         /**

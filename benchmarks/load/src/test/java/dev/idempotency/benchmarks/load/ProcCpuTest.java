@@ -4,43 +4,52 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class ThreadCpuTest {
+class ProcCpuTest {
 
     @Test
     void groupsTheServicesThreadsByWhatTheyDo() {
         // names as /proc has them: at most 15 characters
-        assertThat(ThreadCpu.group("default-eventLo")).isEqualTo("event loops");
-        assertThat(ThreadCpu.group("io-executor-thr")).isEqualTo("handler executor");
-        assertThat(ThreadCpu.group("idempotency-pos")).isEqualTo("store and idempotency threads");
-        assertThat(ThreadCpu.group("lettuce-nioEven")).isEqualTo("store and idempotency threads");
-        assertThat(ThreadCpu.group("GC Thread#0")).isEqualTo("GC and VM");
-        assertThat(ThreadCpu.group("G1 Conc#0")).isEqualTo("GC and VM");
-        assertThat(ThreadCpu.group("C2 CompilerThre")).isEqualTo("JIT");
-        assertThat(ThreadCpu.group("Signal Dispatch")).isEqualTo("other");
-        assertThat(ThreadCpu.GROUPS).contains("event loops", "handler executor", "store and idempotency threads",
-            "GC and VM", "JIT", "other");
+        assertThat(ProcCpu.Group.of("default-eventLo")).isEqualTo(ProcCpu.Group.EVENT_LOOPS);
+        assertThat(ProcCpu.Group.of("io-executor-thr")).isEqualTo(ProcCpu.Group.HANDLER_EXECUTOR);
+        assertThat(ProcCpu.Group.of("idempotency-pos")).isEqualTo(ProcCpu.Group.STORE_AND_FILTER);
+        assertThat(ProcCpu.Group.of("lettuce-nioEven")).isEqualTo(ProcCpu.Group.STORE_AND_FILTER);
+        assertThat(ProcCpu.Group.of("GC Thread#0")).isEqualTo(ProcCpu.Group.GC_AND_VM);
+        assertThat(ProcCpu.Group.of("G1 Conc#0")).isEqualTo(ProcCpu.Group.GC_AND_VM);
+        assertThat(ProcCpu.Group.of("C2 CompilerThre")).isEqualTo(ProcCpu.Group.JIT);
+        assertThat(ProcCpu.Group.of("Signal Dispatch")).isEqualTo(ProcCpu.Group.OTHER);
     }
 
     @Test
-    void countsALiveThreadsCpuTimeInItsGroup() throws Exception {
+    void countsALiveThreadsCpuTimeInItsGroupAndInTheProcess() throws Exception {
         long pid = ProcessHandle.current().pid();
-        assertThat(ThreadCpu.sample(pid)).as("this test needs Linux's /proc").isNotEmpty();
+        assertThat(ProcCpu.byThreadGroup(pid)).as("this test needs Linux's /proc").isNotEmpty();
         CpuBurner burner = new CpuBurner();
         Thread thread = new Thread(burner, "io-executor-thread-test");
         thread.start();
         burner.burnedEnough.await();
-        Map<String, Long> sampled = ThreadCpu.sample(pid); // while it runs: /proc lists live threads only
+        Map<ProcCpu.Group, Long> sampled = ProcCpu.byThreadGroup(pid); // while it runs: /proc lists live threads only
+        long process = ProcCpu.process(pid);
         burner.stop = true;
         thread.join();
         // the thread used at least 300 ms of CPU by its own clock; /proc counts in 10 ms ticks
-        assertThat(sampled.get("handler executor")).isGreaterThanOrEqualTo(250_000_000L);
-        assertThat(sampled.get("other")).as("the test's own threads").isNotNull();
+        assertThat(sampled.get(ProcCpu.Group.HANDLER_EXECUTOR)).isGreaterThanOrEqualTo(250_000_000L);
+        assertThat(sampled.get(ProcCpu.Group.OTHER)).as("the test's own threads").isNotNull();
+        // each thread's time is rounded to a tick on its own, the process's once
+        long tolerance;
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            tolerance = tasks.count() * 10_000_000L;
+        }
+        assertThat(process).as("the process counts every thread, ended ones too")
+            .isGreaterThanOrEqualTo(sampled.values().stream().mapToLong(Long::longValue).sum() - tolerance);
     }
 
     /** Hashes until the calling thread has used {@code nanos} of CPU. */
