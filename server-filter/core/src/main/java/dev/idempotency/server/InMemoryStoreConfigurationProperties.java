@@ -32,10 +32,15 @@ final class InMemoryStoreConfigurationProperties {
      * by {@code max-bytes}. Default
      * {@value dev.idempotency.server.store.InMemoryIdempotencyStore#DEFAULT_MAX_ENTRIES}.
      *
-     * @param maxEntries at least 1
+     * @param maxEntries 1 to {@value dev.idempotency.server.store.InMemoryIdempotencyStore#MAX_ENTRIES_LIMIT}
      */
     public void setMaxEntries(int maxEntries) {
-        this.maxEntries = Checks.atLeast(maxEntries, 1, PREFIX + ".max-entries");
+        Checks.atLeast(maxEntries, 1, PREFIX + ".max-entries");
+        if (maxEntries > InMemoryIdempotencyStore.MAX_ENTRIES_LIMIT) {
+            throw new IllegalArgumentException(PREFIX + ".max-entries must be at most "
+                + InMemoryIdempotencyStore.MAX_ENTRIES_LIMIT + " (for more records, use a shared store), was " + maxEntries);
+        }
+        this.maxEntries = maxEntries;
     }
 
     long getMaxBytes() {
@@ -51,10 +56,14 @@ final class InMemoryStoreConfigurationProperties {
      * omitted body). Default 64 MiB ({@value dev.idempotency.server.store.InMemoryIdempotencyStore#DEFAULT_MAX_BYTES}
      * bytes): choose a modest share of the heap.
      *
-     * @param maxBytes at least 64 KiB
+     * @param maxBytes 64 KiB to 512 GiB
      */
     public void setMaxBytes(@ReadableBytes long maxBytes) {
-        this.maxBytes = Checks.atLeast(maxBytes, 64 * 1024, PREFIX + ".max-bytes");
+        Checks.atLeast(maxBytes, 64 * 1024, PREFIX + ".max-bytes");
+        if (maxBytes > InMemoryIdempotencyStore.MAX_BYTES_LIMIT) {
+            throw new IllegalArgumentException(PREFIX + ".max-bytes must be at most 512GB, was " + maxBytes);
+        }
+        this.maxBytes = maxBytes;
     }
 
     Duration getPurgeInterval() {

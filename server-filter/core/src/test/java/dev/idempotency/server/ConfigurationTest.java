@@ -97,6 +97,9 @@ class ConfigurationTest {
         "idempotency.ignored-json-pointers|meta/x|JSON Pointers",
         "idempotency.release-statuses|503|release-statuses",
         "idempotency.contract-url|/relative|absolute URI",
+        "idempotency.store.memory.max-entries|0|max-entries must be at least 1",
+        "idempotency.store.memory.max-entries|5000000|max-entries must be at most 4194304",
+        "idempotency.store.memory.max-bytes|600GB|max-bytes must be at most 512GB",
     })
     void badSettingsFailFast(String setting, String value, String message) {
         assertThatThrownBy(() -> start(Map.of(setting, value)).close())

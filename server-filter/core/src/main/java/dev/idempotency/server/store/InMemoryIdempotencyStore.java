@@ -69,6 +69,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     /** The default maximum heap the records may take, 64 MiB. */
     public static final long DEFAULT_MAX_BYTES = 64L << 20;
     /**
+     * The largest {@code maxEntries} a store accepts, 4,194,304 records (about a gigabyte of
+     * heap): past that, use a shared store.
+     */
+    public static final int MAX_ENTRIES_LIMIT = 1 << 22;
+    /** The largest {@code maxBytes} a store accepts, 512 GiB. */
+    public static final long MAX_BYTES_LIMIT = 1L << 39;
+    /**
      * What a record costs beyond its key and its array's content: the record (56 bytes), its map
      * node (32), its queue node (24) and its array's header (16), on a compressed-oops JVM.
      */
@@ -91,11 +98,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     /** Completed records in the order they completed: eviction takes the head, O(1) each. */
     private final ConcurrentLinkedQueue<Entry> completionOrder = new ConcurrentLinkedQueue<>();
     /**
-     * The heap the records take. One counter rather than a {@link LongAdder}: every change
-     * returns the new total, so the bound check that follows a change reads nothing more, where
-     * an adder's sum reads every cell the other event loops just wrote.
+     * How full the store is, in one word (see {@link Occupancy}): the records held and the heap
+     * they take. One counter for both, and not a {@link LongAdder}: every change returns the new
+     * totals, so the bound check that follows a change reads nothing more, where an adder's sum,
+     * or the map's own {@link ConcurrentHashMap#size()}, reads every counter cell the other
+     * event loops just wrote (and makes them pay for it at their next change).
      */
-    private final AtomicLong bytes = new AtomicLong();
+    private final AtomicLong occupancy = new AtomicLong();
     private final Clock clock;
     private final int maxEntries;
     private final long maxBytes;
@@ -104,7 +113,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
      * A store bounded by {@code maxEntries} records and {@link #DEFAULT_MAX_BYTES}.
      *
      * @param clock      the time source for leases and retention
-     * @param maxEntries the maximum number of records kept, at least 1
+     * @param maxEntries the maximum number of records kept, 1 to {@link #MAX_ENTRIES_LIMIT}
      */
     public InMemoryIdempotencyStore(Clock clock, int maxEntries) {
         this(clock, maxEntries, DEFAULT_MAX_BYTES);
@@ -112,16 +121,17 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     /**
      * @param clock      the time source for leases and retention
-     * @param maxEntries the maximum number of records kept, at least 1
-     * @param maxBytes   the most heap the records may take, at least 64 KiB
+     * @param maxEntries the maximum number of records kept, 1 to {@link #MAX_ENTRIES_LIMIT}
+     * @param maxBytes   the most heap the records may take, 64 KiB to {@link #MAX_BYTES_LIMIT}
      */
     public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes) {
         this.clock = Objects.requireNonNull(clock, "clock");
-        if (maxEntries < 1) {
-            throw new IllegalArgumentException("maxEntries must be at least 1, was " + maxEntries);
+        if (maxEntries < 1 || maxEntries > MAX_ENTRIES_LIMIT) {
+            throw new IllegalArgumentException("maxEntries must be 1 to " + MAX_ENTRIES_LIMIT + " (use a shared store"
+                + " for more records), was " + maxEntries);
         }
-        if (maxBytes < 64 * 1024) {
-            throw new IllegalArgumentException("maxBytes must be at least 65536, was " + maxBytes);
+        if (maxBytes < 64 * 1024 || maxBytes > MAX_BYTES_LIMIT) {
+            throw new IllegalArgumentException("maxBytes must be 65536 to " + MAX_BYTES_LIMIT + ", was " + maxBytes);
         }
         this.maxEntries = maxEntries;
         this.maxBytes = maxBytes;
@@ -138,7 +148,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     @Override
     public CompletionStage<Map<String, Object>> probe() {
         int records = entries.size();
-        long held = bytes.get();
+        long held = bytes();
         double fill = Math.max(records / (double) maxEntries, held / (double) maxBytes);
         return CompletableFuture.completedFuture(Map.of("records", records, "maxEntries", maxEntries, "bytes", held,
             "maxBytes", maxBytes, "fillPercent", Math.round(fill * 1000) / 10.0));
@@ -159,7 +169,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 // a record keeps its map node's own key object: the one in hand is a copy of it
                 created.entry = new Entry(found == null ? key : found.key, fingerprint.clone(), fingerprint.length,
                     tokens.incrementAndGet(), now, leaseEnd);
-                created.bytesHeld = bytes.addAndGet(created.entry.weight - (found == null ? 0 : found.weight));
+                created.occupancy = add(found == null ? 1 : 0, created.entry.weight - (found == null ? 0 : found.weight));
                 return created.entry;
             }
             return found;
@@ -167,9 +177,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         if (created.entry != null) {
             // the bounds are checked after the record is in, so a replay or a duplicate never
             // pays for a second map lookup; a new record that finds no room is taken out again
-            if ((created.bytesHeld > maxBytes || entries.size() > maxEntries) && !makeRoom(0)) {
+            if (overBounds(created.occupancy, 0) && !makeRoom(created.occupancy, 0)) {
                 if (entries.remove(mapKey, created.entry)) {
-                    bytes.addAndGet(-created.entry.weight);
+                    add(-1, -created.entry.weight);
                 }
                 return CompletableFuture.failedFuture(full());
             }
@@ -203,7 +213,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         byte[] encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength, response);
         long added = encoded.length - held.fingerprintLength;
         // a completion adds bytes, not records: only the byte bound can be passed here
-        if (bytes.get() + added > maxBytes && !makeRoom(added) && !response.bodyOmitted()) {
+        long before = occupancy.get();
+        if (Occupancy.bytes(before) + added > maxBytes && !makeRoom(before, added) && !response.bodyOmitted()) {
             // no room for the body even after evicting every completed record: keep the outcome
             // without it (an omitted body, S15), so the operation stays protected and memory bounded
             encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength,
@@ -216,7 +227,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = new Entry(existing.key, stored, existing.fingerprintLength, fencingToken, existing.acquiredAt,
                     retentionEnd);
-                bytes.addAndGet(done[0].weight - existing.weight);
+                add(0, done[0].weight - existing.weight);
                 return done[0];
             }
             return existing;
@@ -233,7 +244,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         entries.computeIfPresent(mapKey(storeKey), (key, existing) -> {
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
-                bytes.addAndGet(-existing.weight);
+                add(-1, -existing.weight);
                 return null;
             }
             return existing;
@@ -270,7 +281,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             counts[(e.completed() ? 2 : 0) + (e.isExpired(now) ? 1 : 0)]++;
         }
         return CompletableFuture.completedFuture(new RecordCounts(counts[0], counts[1], counts[2], counts[3], true,
-            Map.of("bytes", bytes.get(), "maxBytes", maxBytes, "records", entries.size(), "maxEntries", maxEntries)));
+            Map.of("bytes", bytes(), "maxBytes", maxBytes, "records", entries.size(), "maxEntries", maxEntries)));
     }
 
     /** A pass over the map, no lock held. */
@@ -300,10 +311,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
      */
     public int purgeExpired() {
         long now = clock.millis();
-        int before = entries.size();
+        int removed = 0;
         for (Entry e : entries.values()) {
             if (e.isExpired(now) && entries.remove(e.key, e)) {
-                bytes.addAndGet(-e.weight);
+                add(-1, -e.weight);
+                removed++;
             }
         }
         // forget purged records at the head of the completion order, so it stays about as long
@@ -312,7 +324,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         while ((head = completionOrder.peek()) != null && entries.get(head.key) != head) {
             completionOrder.remove(head);
         }
-        return Math.max(0, before - entries.size());
+        return removed;
     }
 
     /** @return the number of records held, live or not yet purged */
@@ -332,12 +344,32 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     /** @return the heap the records take, as the store counts it against its byte bound */
     public long bytes() {
-        return bytes.get();
+        return Occupancy.bytes(occupancy.get());
     }
 
-    /** @return whether the records held, and {@code weight} more bytes, pass a bound */
-    private boolean overBounds(long weight) {
-        return bytes.get() + weight > maxBytes || entries.size() > maxEntries;
+    /**
+     * @return the records and bytes as counted, next to the records and bytes the map holds now
+     *     (for tests: at rest, the two agree)
+     */
+    long[] countedAndHeld() {
+        long counted = occupancy.get();
+        long bytesHeld = 0;
+        int records = 0;
+        for (Entry e : entries.values()) {
+            bytesHeld += e.weight;
+            records++;
+        }
+        return new long[] {Occupancy.records(counted), Occupancy.bytes(counted), records, bytesHeld};
+    }
+
+    /** @return whether a store at {@code occupancy}, with {@code weight} more bytes, passes a bound */
+    private boolean overBounds(long occupancy, long weight) {
+        return Occupancy.bytes(occupancy) + weight > maxBytes || Occupancy.records(occupancy) > maxEntries;
+    }
+
+    /** Counts {@code records} more records and {@code bytes} more bytes; @return the new occupancy */
+    private long add(int records, long bytes) {
+        return occupancy.addAndGet(Occupancy.of(records, bytes));
     }
 
     /**
@@ -345,26 +377,31 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
      * and {@code weight} more bytes fit; lock-free, so concurrent callers each evict what they need (a stale queue entry, whose record was replaced or purged, is
      * skipped). When no completed record is left, purges expired records (at most once a second).
      *
+     * @param seen   the occupancy the caller last saw
      * @return whether there is room now
      */
-    private boolean makeRoom(long weight) {
-        while (overBounds(weight)) {
+    private boolean makeRoom(long seen, long weight) {
+        long now = seen;
+        while (overBounds(now, weight)) {
             Entry oldest = completionOrder.poll();
             if (oldest == null) {
                 purgeWhenFull();
-                return !overBounds(weight);
+                return !overBounds(occupancy.get(), weight);
             }
             if (entries.remove(oldest.key, oldest)) {
-                bytes.addAndGet(-oldest.weight);
-                evicted();
+                now = add(-1, -oldest.weight);
+                evicted(now);
+            } else {
+                now = occupancy.get(); // a stale queue entry: others may have made room meanwhile
             }
         }
         return true;
     }
 
     private IdempotencyStoreException full() {
-        return new IdempotencyStoreException("in-memory idempotency store is full: " + entries.size()
-            + " records, " + bytes.get() + " of " + maxBytes + " bytes, every one a request in progress; raise"
+        long now = occupancy.get();
+        return new IdempotencyStoreException("in-memory idempotency store is full: " + Occupancy.records(now)
+            + " records, " + Occupancy.bytes(now) + " of " + maxBytes + " bytes, every one a request in progress; raise"
             + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store");
     }
 
@@ -373,7 +410,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         if (count > 0) {
             LOG.warn("idempotency in-memory store full ({} of {} bytes held by requests in progress): stored {}"
                 + " responses without their body (the latest {} bytes); their replays say Idempotency-Replay: omitted."
-                + " Raise idempotency.store.memory.max-bytes or use a shared store", bytes.get(), maxBytes, count,
+                + " Raise idempotency.store.memory.max-bytes or use a shared store", bytes(), maxBytes, count,
                 bodyLength);
         }
     }
@@ -462,13 +499,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         }
     }
 
-    private void evicted() {
+    private void evicted(long occupancy) {
         long count = evictionWarnings.count();
         if (count > 0) {
             LOG.warn("idempotency in-memory store full ({} records, {} of {} bytes): evicted {} earliest-completed"
                 + " records before their retention ended; retries of those keys will run again. Raise"
-                + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store", entries.size(),
-                bytes.get(), maxBytes, count);
+                + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store",
+                Occupancy.records(occupancy), Occupancy.bytes(occupancy), maxBytes, count);
         }
     }
 
@@ -542,8 +579,36 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     private static final class Created {
         Entry entry;
         boolean takeover;
-        /** The store's bytes right after the new record was counted. */
-        long bytesHeld;
+        /** The store's occupancy right after the new record was counted. */
+        long occupancy;
+    }
+
+    /**
+     * Records and bytes in one {@code long}: the records in the upper 24 bits, the bytes in the
+     * lower 40. Neither total ever goes below zero (a record is counted inside the map's
+     * {@code compute} that puts it in, before anything can take it out) nor past its field (the
+     * bounds are capped at {@link #MAX_ENTRIES_LIMIT} and {@link #MAX_BYTES_LIMIT}, at most half of what
+     * a field holds, and callers overshoot a bound by one record each at most), so adding a
+     * combined delta never carries from one field into the other.
+     */
+    static final class Occupancy {
+        static final int BYTES_BITS = 40;
+        private static final long BYTES_MASK = (1L << BYTES_BITS) - 1;
+
+        private Occupancy() {
+        }
+
+        static long of(long records, long bytes) {
+            return (records << BYTES_BITS) + bytes;
+        }
+
+        static long records(long occupancy) {
+            return occupancy >>> BYTES_BITS;
+        }
+
+        static long bytes(long occupancy) {
+            return occupancy & BYTES_MASK;
+        }
     }
 
     /** Events counted between WARN lines, so a full store logs at most once a minute per kind. */
