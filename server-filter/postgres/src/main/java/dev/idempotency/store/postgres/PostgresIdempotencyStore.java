@@ -189,6 +189,22 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     private final ConnectionSource connections;
     private final StatementBatcher<AcquireCall, AcquireResult> acquires;
     private final StatementBatcher<CompleteCall, Boolean> completes;
+    /**
+     * The rows the purge's next batch deletes: {@code purge-batch-size}, halved after a batch
+     * that ran past the statement timeout (down to {@link #MIN_PURGE_BATCH}), doubled back after
+     * each run without one. Written by the purge only (one run at a time per instance).
+     */
+    private volatile int purgeBatch;
+
+    /** The smallest batch the purge shrinks to after timeouts. */
+    static final int MIN_PURGE_BATCH = 10;
+    /** SQL state of a statement PostgreSQL cancelled (here: its statement_timeout ran out). */
+    private static final String QUERY_CANCELED = "57014";
+    /**
+     * How long past its statement timeout the purge waits for PostgreSQL's answer before it gives
+     * the connection up: the server ends the statement itself, so this is a last resort.
+     */
+    private static final int PURGE_NETWORK_GRACE_MILLIS = 5000;
 
     /** A batch of completions stops growing past this many body bytes (its first call always fits). */
     private static final long MAX_COMPLETE_BATCH_BYTES = 1 << 20;
@@ -226,6 +242,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         this.migrator = new PostgresSchemaMigrator(config, this.dataSource);
         this.statementTimeoutMillis = Math.max(1, config.getStatementTimeout().toMillis());
         this.lockTimeoutMillis = Long.toString(Math.max(1, config.getLockTimeout().toMillis()));
+        this.purgeBatch = config.getPurgeBatchSize();
         this.executors = new JdbcExecutors(config, this.dataSource);
         this.connections = new ConnectionSource(this.dataSource, config.getConnectionTimeout());
         this.acquires = new StatementBatcher<>("acquire", executors::tryStatement,
@@ -543,31 +560,87 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      * whose lease ended more than the stale-lease grace ago. At most {@code purge-max-batches}
      * statements of {@code purge-batch-size} rows, each its own short transaction.
      *
+     * <p>Each batch's transaction sets its own {@code statement_timeout} (the store's), so a
+     * batch that runs too long (a table bloated with dead rows, a saturated server) is ended by
+     * PostgreSQL itself: the connection stays usable, where a client-side cancel can lose the race
+     * with the socket's timeout and leave a broken connection behind. Such a batch ends the run
+     * with an {@link IdempotencyStoreException} saying so, and the batches after it are half as
+     * large (down to {@value #MIN_PURGE_BATCH} rows); each run without a timeout doubles them back
+     * toward {@code purge-batch-size}.
+     *
      * @return how many records were deleted
-     * @throws IdempotencyStoreException when the database cannot be reached
+     * @throws IdempotencyStoreException when the database cannot be reached, or a batch ran past
+     *     the statement timeout
      */
     int purgeExpired() {
         int total = 0;
-        int batchSize = config.getPurgeBatchSize();
+        int batchSize = purgeBatch;
         for (int batch = 0; batch < config.getPurgeMaxBatches(); batch++) {
-            Instant now = now();
-            Instant staleCutoff = now.minus(config.getPurgeStaleLeaseGrace());
-            int deleted = autocommit("purge", c -> {
-                try (PreparedStatement ps = prepare(c, sql.purge)) {
-                    ps.setObject(1, timestamp(now));
-                    ps.setObject(2, timestamp(staleCutoff));
-                    ps.setInt(3, batchSize);
-                    ps.setObject(4, timestamp(now));
-                    ps.setObject(5, timestamp(staleCutoff));
-                    return ps.executeUpdate();
+            int deleted;
+            try {
+                deleted = purgeBatch(batchSize);
+            } catch (SQLException e) {
+                if (!QUERY_CANCELED.equals(e.getSQLState())) {
+                    throw new IdempotencyStoreException("PostgreSQL idempotency store: purge failed: " + describe(e), e);
                 }
-            });
+                int smaller = Math.max(Math.min(MIN_PURGE_BATCH, batchSize), batchSize / 2);
+                purgeBatch = smaller;
+                throw new IdempotencyStoreException("PostgreSQL idempotency store: a purge batch of " + batchSize
+                    + " records ran past the statement timeout (" + config.getStatementTimeout() + ") and was rolled"
+                    + " back; " + total + " records were purged in this run, and the next batches take " + smaller
+                    + ". Deletes this slow usually mean a table full of dead rows: check that autovacuum runs on "
+                    + sql.table, e);
+            }
             total += deleted;
             if (deleted < batchSize) {
                 break;
             }
         }
+        purgeBatch = (int) Math.min(config.getPurgeBatchSize(), 2L * batchSize);
         return total;
+    }
+
+    /** @return the rows the purge's next batch deletes (for tests) */
+    int purgeBatchSize() {
+        return purgeBatch;
+    }
+
+    /** One purge batch in a transaction of its own, under a statement_timeout PostgreSQL enforces. */
+    private int purgeBatch(int batchSize) throws SQLException {
+        ensureSchema();
+        Instant now = now();
+        Instant staleCutoff = now.minus(config.getPurgeStaleLeaseGrace());
+        try (Connection c = connections.get()) {
+            c.setNetworkTimeout(SAME_THREAD, (int) Math.min(Integer.MAX_VALUE,
+                statementTimeoutMillis + PURGE_NETWORK_GRACE_MILLIS));
+            c.setAutoCommit(false);
+            try {
+                try (PreparedStatement timeout = c.prepareStatement("SELECT set_config('statement_timeout', ?, true)")) {
+                    timeout.setString(1, Long.toString(statementTimeoutMillis));
+                    timeout.executeQuery().close();
+                }
+                int deleted;
+                try (PreparedStatement ps = c.prepareStatement(sql.purge)) {
+                    ps.setObject(1, timestamp(now));
+                    ps.setObject(2, timestamp(staleCutoff));
+                    ps.setInt(3, batchSize);
+                    ps.setObject(4, timestamp(now));
+                    ps.setObject(5, timestamp(staleCutoff));
+                    deleted = ps.executeUpdate();
+                }
+                c.commit();
+                c.setAutoCommit(true);
+                return deleted;
+            } catch (SQLException | RuntimeException e) {
+                try {
+                    c.rollback();
+                    c.setAutoCommit(true); // a pool resets it too; a plain connection is closed anyway
+                } catch (SQLException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
+            }
+        }
     }
 
     /**

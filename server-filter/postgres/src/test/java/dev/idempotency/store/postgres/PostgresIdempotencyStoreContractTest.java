@@ -278,6 +278,64 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
     }
 
     @Test
+    @DisplayName("S16: a purge batch that outlives statement-timeout is ended by PostgreSQL; its connection stays in"
+        + " use, the next batches are half as large and grow back after a run without a timeout")
+    void purgeTimeoutKeepsTheConnection() throws Exception {
+        join(store(clock, config(), pool).acquire(newKey(), fingerprint("a"), LEASE)); // the schema, migrated
+        TestPostgres.execute("DELETE FROM " + SCHEMA + ".idempotency_records");
+        PostgresStoreConfigurationProperties config = config();
+        config.setStatementTimeout(Duration.ofMillis(500));
+        config.setLockTimeout(Duration.ofMillis(200));
+        config.setPurgeBatchSize(100);
+        config.setMigrate(false); // Flyway would need a second connection
+        try (HikariDataSource single = TestPostgres.pool(TestPostgres.server(), 1)) {
+            PostgresIdempotencyStore s = store(clock, config, single);
+            for (int i = 0; i < 30; i++) {
+                String k = newKey();
+                long token = ((AcquireResult.Acquired) join(s.acquire(k, fingerprint("a"), LEASE))).fencingToken();
+                join(s.complete(k, token, response(200, "x"), Duration.ofMinutes(1)));
+            }
+            clock.advance(Duration.ofMinutes(10));
+            int backend = backendPid(single);
+            try (Connection locker = pool.getConnection(); Statement st = locker.createStatement()) {
+                locker.setAutoCommit(false);
+                // reads (and the purge's FOR UPDATE) pass, deletes wait
+                st.execute("LOCK TABLE " + SCHEMA + ".idempotency_records IN SHARE MODE");
+                long start = System.nanoTime();
+                assertThatThrownBy(s::purgeExpired)
+                    .isInstanceOf(IdempotencyStoreException.class)
+                    .hasMessageContaining("a purge batch of 100 records ran past the statement timeout (PT0.5S)")
+                    .hasMessageContaining("the next batches take 50")
+                    .hasMessageContaining("autovacuum")
+                    .cause().satisfies(e -> {
+                        // the server's own statement_timeout, not a cancel request racing the socket's timeout
+                        assertThat(((java.sql.SQLException) e).getSQLState()).isEqualTo("57014");
+                        assertThat(e.getMessage()).contains("canceling statement due to statement timeout");
+                    });
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+                locker.rollback();
+            }
+            assertThat(backendPid(single)).as("the pool's one connection, not a replacement for a broken one")
+                .isEqualTo(backend);
+            assertThat(s.purgeBatchSize()).isEqualTo(50);
+            assertThat(count("completed")).as("the timed-out batch was rolled back").isEqualTo(30);
+
+            assertThat(s.purgeExpired()).isEqualTo(30);
+            assertThat(s.purgeBatchSize()).isEqualTo(100);
+            assertThat(count("completed")).isZero();
+            assertThat(backendPid(single)).isEqualTo(backend);
+        }
+    }
+
+    private static int backendPid(javax.sql.DataSource ds) throws Exception {
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    @Test
     @DisplayName("S19: a statement that outlives statement-timeout fails as IdempotencyStoreException, in time")
     void statementTimeout() throws Exception {
         PostgresStoreConfigurationProperties config = config();
