@@ -169,7 +169,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 // a record keeps its map node's own key object: the one in hand is a copy of it
                 created.entry = new Entry(found == null ? key : found.key, fingerprint.clone(), fingerprint.length,
                     tokens.incrementAndGet(), now, leaseEnd);
-                created.occupancy = add(found == null ? 1 : 0, created.entry.weight - (found == null ? 0 : found.weight));
+                long replaced = found == null ? 0 : found.weight;
+                created.occupancy = add(found == null ? 1 : 0, created.entry.weight - replaced);
                 return created.entry;
             }
             return found;

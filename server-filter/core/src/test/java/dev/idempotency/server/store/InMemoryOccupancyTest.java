@@ -130,7 +130,8 @@ class InMemoryOccupancyTest {
         pool.shutdown();
         long[] c = store.countedAndHeld();
         assertThat(c[0]).as("records counted").isEqualTo(c[2]).isLessThanOrEqualTo(64);
-        assertThat(c[1]).as("bytes counted").isEqualTo(c[3]).isLessThanOrEqualTo(64 * 1024);
+        // callers racing at the end may each overshoot the byte bound by one record (class javadoc)
+        assertThat(c[1]).as("bytes counted").isEqualTo(c[3]).isLessThanOrEqualTo(64 * 1024 + threads * 2400L);
         assertThat(store.size()).isEqualTo((int) c[2]);
     }
 

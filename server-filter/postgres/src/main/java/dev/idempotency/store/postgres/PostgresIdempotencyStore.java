@@ -191,8 +191,9 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     private final StatementBatcher<CompleteCall, Boolean> completes;
     /**
      * The rows the purge's next batch deletes: {@code purge-batch-size}, halved after a batch
-     * that ran past the statement timeout (down to {@link #MIN_PURGE_BATCH}), doubled back after
-     * each run without one. Written by the purge only (one run at a time per instance).
+     * that ran past the statement timeout (down to {@link #MIN_PURGE_BATCH}, or the configured
+     * size if smaller), doubled back after each run without one. Written by the purge only (one
+     * run at a time per instance).
      */
     private volatile int purgeBatch;
 

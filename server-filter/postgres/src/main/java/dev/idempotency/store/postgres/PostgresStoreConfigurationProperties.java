@@ -238,7 +238,8 @@ public class PostgresStoreConfigurationProperties implements PostgresStoreConfig
     /**
      * The most records one purge statement (one short transaction) deletes. Default
      * {@value #DEFAULT_PURGE_BATCH_SIZE}. After a batch that ran past {@code statement-timeout}
-     * the purge takes half as many (down to 10), and doubles back after each run without one.
+     * the purge takes half as many (down to 10, or this size if smaller), and doubles back after
+     * each run without one.
      *
      * @param purgeBatchSize at least 1
      */
