@@ -567,7 +567,8 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      * with the socket's timeout and leave a broken connection behind. Such a batch ends the run
      * with an {@link IdempotencyStoreException} saying so, and the batches after it are half as
      * large (down to {@value #MIN_PURGE_BATCH} rows); each run without a timeout doubles them back
-     * toward {@code purge-batch-size}.
+     * toward {@code purge-batch-size}. A batch cancelled before its timeout could have run out
+     * (an operator's {@code pg_cancel_backend}) is a plain failure and changes no batch size.
      *
      * @return how many records were deleted
      * @throws IdempotencyStoreException when the database cannot be reached, or a batch ran past
@@ -578,10 +579,14 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         int batchSize = purgeBatch;
         for (int batch = 0; batch < config.getPurgeMaxBatches(); batch++) {
             int deleted;
+            long started = System.nanoTime();
             try {
                 deleted = purgeBatch(batchSize);
             } catch (SQLException e) {
-                if (!QUERY_CANCELED.equals(e.getSQLState())) {
+                // cancelled before its timeout could have run out: by someone else (pg_cancel_backend), not slowness
+                boolean timedOut = QUERY_CANCELED.equals(e.getSQLState())
+                    && System.nanoTime() - started >= TimeUnit.MILLISECONDS.toNanos(statementTimeoutMillis);
+                if (!timedOut) {
                     throw new IdempotencyStoreException("PostgreSQL idempotency store: purge failed: " + describe(e), e);
                 }
                 int smaller = Math.max(Math.min(MIN_PURGE_BATCH, batchSize), batchSize / 2);

@@ -327,6 +327,44 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
         }
     }
 
+    @Test
+    @DisplayName("S16: a purge batch cancelled by someone else before its timeout is a plain failure: the batch"
+        + " size stays")
+    void purgeCancelledIsNotSlow() throws Exception {
+        join(store(clock, config(), pool).acquire(newKey(), fingerprint("a"), LEASE)); // the schema, migrated
+        PostgresStoreConfigurationProperties config = config();
+        config.setStatementTimeout(Duration.ofSeconds(20));
+        config.setPurgeBatchSize(100);
+        config.setMigrate(false);
+        try (HikariDataSource single = TestPostgres.pool(TestPostgres.server(), 1)) {
+            PostgresIdempotencyStore s = store(clock, config, single);
+            int backend = backendPid(single);
+            try (Connection locker = pool.getConnection(); Statement st = locker.createStatement()) {
+                locker.setAutoCommit(false);
+                st.execute("LOCK TABLE " + SCHEMA + ".idempotency_records IN SHARE MODE");
+                CompletableFuture<Integer> purge = CompletableFuture.supplyAsync(s::purgeExpired);
+                try (Connection operator = pool.getConnection(); Statement op = operator.createStatement()) {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    boolean cancelled = false;
+                    while (!cancelled && System.nanoTime() < deadline) {
+                        try (ResultSet rs = op.executeQuery("SELECT pg_cancel_backend(pid) FROM pg_stat_activity"
+                            + " WHERE pid = " + backend + " AND wait_event_type = 'Lock'")) {
+                            cancelled = rs.next() && rs.getBoolean(1);
+                        }
+                        Thread.sleep(20);
+                    }
+                    assertThat(cancelled).as("the purge's DELETE was seen waiting for the lock").isTrue();
+                }
+                assertThatThrownBy(() -> purge.get(10, TimeUnit.SECONDS))
+                    .cause().isInstanceOf(IdempotencyStoreException.class)
+                    .hasMessageContaining("purge failed")
+                    .hasMessageContaining("57014");
+                locker.rollback();
+            }
+            assertThat(s.purgeBatchSize()).isEqualTo(100);
+        }
+    }
+
     private static int backendPid(javax.sql.DataSource ds) throws Exception {
         try (Connection c = ds.getConnection(); Statement st = c.createStatement();
              ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
