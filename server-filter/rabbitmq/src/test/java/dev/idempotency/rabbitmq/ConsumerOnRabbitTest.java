@@ -80,6 +80,7 @@ class ConsumerOnRabbitTest {
         try (Broker b = new Broker(TestRabbit.uri())) {
             b.deleteTopology(queue);
         }
+        Stores.removeCreated();
     }
 
     private ApplicationContext consumer(Stores store, Map<String, Object> extra) {

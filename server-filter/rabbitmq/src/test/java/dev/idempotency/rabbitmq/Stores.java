@@ -2,14 +2,28 @@ package dev.idempotency.rabbitmq;
 
 import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRedis;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.api.StatefulRedisConnection;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 
-/** The three idempotency stores, as the properties of an application context on the tests' real servers. */
+/**
+ * The three idempotency stores, as the properties of an application context on the tests' real
+ * servers. Every schema and key prefix handed out is remembered, and {@link #removeCreated()}
+ * takes them off the servers again, so a build leaves no test data behind.
+ */
 enum Stores {
     MEMORY, REDIS, POSTGRES;
+
+    private static final List<String> SCHEMAS = new CopyOnWriteArrayList<>();
+    private static final List<String> PREFIXES = new CopyOnWriteArrayList<>();
 
     /** @return the properties that select this store (a fresh schema or key prefix each time) */
     Map<String, Object> properties() {
@@ -17,14 +31,45 @@ enum Stores {
         switch (this) {
             case MEMORY -> p.put("idempotency.store.redis.enabled", "false");
             case REDIS -> {
+                String prefix = "rabbit-" + UUID.randomUUID() + ":";
+                PREFIXES.add(prefix);
                 p.put("redis.uri", TestRedis.uri());
-                p.put("idempotency.store.redis.key-prefix", "rabbit-" + UUID.randomUUID() + ":");
+                p.put("idempotency.store.redis.key-prefix", prefix);
             }
             case POSTGRES -> {
-                p.putAll(TestPostgres.properties(TestPostgres.server(), TestPostgres.newSchema()));
+                String schema = TestPostgres.newSchema();
+                SCHEMAS.add(schema);
+                p.putAll(TestPostgres.properties(TestPostgres.server(), schema));
                 p.put("idempotency.store.redis.enabled", "false");
             }
         }
         return p;
+    }
+
+    /** Drops the schemas and deletes the keys handed out so far; call once their contexts are closed. */
+    static void removeCreated() {
+        for (String schema : SCHEMAS) {
+            TestPostgres.dropSchema(schema);
+            SCHEMAS.remove(schema);
+        }
+        if (PREFIXES.isEmpty()) {
+            return;
+        }
+        RedisClient client = RedisClient.create(TestRedis.uri());
+        try (StatefulRedisConnection<String, String> c = client.connect()) {
+            for (String prefix : PREFIXES) {
+                ScanCursor cursor = ScanCursor.INITIAL;
+                do {
+                    KeyScanCursor<String> page = c.sync().scan(cursor, ScanArgs.Builder.matches(prefix + "*").limit(500));
+                    if (!page.getKeys().isEmpty()) {
+                        c.sync().unlink(page.getKeys().toArray(String[]::new));
+                    }
+                    cursor = page;
+                } while (!cursor.isFinished());
+                PREFIXES.remove(prefix);
+            }
+        } finally {
+            client.shutdown();
+        }
     }
 }

@@ -3,11 +3,16 @@ package dev.idempotency.examples.payments;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 import dev.idempotency.testsupport.TestRedis;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.micronaut.json.JsonMapper;
 import io.micronaut.runtime.server.EmbeddedServer;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import io.micronaut.test.support.TestPropertyProvider;
 import jakarta.inject.Inject;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -32,11 +37,27 @@ class RedisModeTest implements TestPropertyProvider {
     IdempotencyStore store;
     @Inject
     JsonMapper json;
+    @Inject
+    StatefulRedisConnection<String, String> redis;
+
+    private final String prefix = "payments-example-" + UUID.randomUUID() + ":";
 
     @Override
     public Map<String, String> getProperties() {
-        return Map.of("redis.uri", TestRedis.uri(), "idempotency.store.redis.key-prefix",
-            "payments-example-" + UUID.randomUUID() + ":");
+        return Map.of("redis.uri", TestRedis.uri(), "idempotency.store.redis.key-prefix", prefix);
+    }
+
+    /** The records this test made, off the shared Redis again. */
+    @AfterAll
+    void removeRecords() {
+        ScanCursor cursor = ScanCursor.INITIAL;
+        do {
+            KeyScanCursor<String> page = redis.sync().scan(cursor, ScanArgs.Builder.matches(prefix + "*").limit(500));
+            if (!page.getKeys().isEmpty()) {
+                redis.sync().unlink(page.getKeys().toArray(String[]::new));
+            }
+            cursor = page;
+        } while (!cursor.isFinished());
     }
 
     @Test
