@@ -366,7 +366,7 @@ public final class LoadBenchmark {
         return median(values);
     }
 
-    private static double median(double[] values) {
+    static double median(double[] values) {
         double[] sorted = values.clone();
         Arrays.sort(sorted);
         int n = sorted.length;
@@ -477,7 +477,7 @@ public final class LoadBenchmark {
     }
 
     /** The echo service in a JVM of its own. */
-    private static final class Service implements AutoCloseable {
+    static final class Service implements AutoCloseable {
         final Process process;
         final int port;
         private final BufferedReader out;
@@ -489,8 +489,12 @@ public final class LoadBenchmark {
         }
 
         static Service start(Map<String, String> props, List<String> jvm) throws Exception {
+            return start(System.getProperty("java.class.path"), props, jvm);
+        }
+
+        /** @param classpath where the service's classes come from: this benchmark's, or another build's jar */
+        static Service start(String classpath, Map<String, String> props, List<String> jvm) throws Exception {
             String java = ProcessHandle.current().info().command().orElse("java");
-            String classpath = System.getProperty("java.class.path");
             List<String> command = new ArrayList<>(List.of(java, "-Xms1g", "-Xmx1g"));
             command.addAll(jvm);
             command.addAll(List.of("-cp", classpath, LoadApp.class.getName()));

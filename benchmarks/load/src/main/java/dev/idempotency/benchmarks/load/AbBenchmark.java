@@ -1,0 +1,186 @@
+package dev.idempotency.benchmarks.load;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Two builds of the service compared under the same load, in one run: for changes of a few
+ * percent, which the hour-to-hour drift of a shared machine hides when two runs of
+ * {@link LoadBenchmark} minutes apart are compared.
+ *
+ * <p>Both services ({@link LoadApp} with the in-memory store, one from each build's classes)
+ * run side by side, idle but for the one being measured. After a warm-up of each, the run
+ * alternates them: {@code --pairs} pairs of {@code --seconds} runs of the same wrk load
+ * ({@code -t2 -c32}), A then B in even pairs and B then A in odd ones, so a drift during the run
+ * weighs on both sides alike. Each pair gives B's req/s over A's and the difference of their
+ * service CPU per request (process and event loops); the report is the median over the pairs
+ * with the spread, and every pair.
+ *
+ * <p>Options: {@code --a=} and {@code --b=} the classpaths (a build's
+ * {@code load-benchmark.jar}; B defaults to this benchmark's own), {@code --kind=} the
+ * configuration ({@link Wrk.Kind}, default {@code NEW_KEYS}), {@code --pairs=} (10),
+ * {@code --seconds=} (5), {@code --warmup=} seconds of load per service before the pairs (40),
+ * {@code --prop.<name>=<value>} a service property for both, {@code --out=} where to write the
+ * report (default {@code benchmarks/load/target/ab-results.md}).
+ */
+public final class AbBenchmark {
+
+    private AbBenchmark() {
+    }
+
+    /** One side's figures in one pair. */
+    record Side(double requestsPerSecond, double cpuMicrosPerRequest, double eventLoopMicrosPerRequest) {
+    }
+
+    /** The pairs, summarized: medians over the pairs, and the extremes of the req/s ratio. */
+    record Summary(double medianRatio, double minRatio, double maxRatio, double medianCpuDifference,
+                   double medianEventLoopDifference) {
+    }
+
+    /**
+     * @param a A's figures, one per pair
+     * @param b B's figures, in the same order
+     * @return B against A: the median, lowest and highest of B's req/s over A's, and the medians of
+     *     B's CPU per request minus A's (the whole process, the event loops)
+     */
+    static Summary summarize(List<Side> a, List<Side> b) {
+        if (a.size() != b.size() || a.isEmpty()) {
+            throw new IllegalArgumentException("one figure per side and pair, at least one pair");
+        }
+        int n = a.size();
+        double[] ratios = new double[n];
+        double[] cpu = new double[n];
+        double[] loops = new double[n];
+        double min = Double.POSITIVE_INFINITY;
+        double max = Double.NEGATIVE_INFINITY;
+        for (int i = 0; i < n; i++) {
+            ratios[i] = b.get(i).requestsPerSecond() / a.get(i).requestsPerSecond();
+            min = Math.min(min, ratios[i]);
+            max = Math.max(max, ratios[i]);
+            cpu[i] = b.get(i).cpuMicrosPerRequest() - a.get(i).cpuMicrosPerRequest();
+            loops[i] = b.get(i).eventLoopMicrosPerRequest() - a.get(i).eventLoopMicrosPerRequest();
+        }
+        return new Summary(LoadBenchmark.median(ratios), min, max, LoadBenchmark.median(cpu),
+            LoadBenchmark.median(loops));
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = new LinkedHashMap<>();
+        Map<String, String> props = new LinkedHashMap<>();
+        for (String arg : args) {
+            if (arg.startsWith("--prop.") && arg.contains("=")) {
+                props.put(arg.substring(7, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+            } else if (arg.startsWith("--") && arg.contains("=")) {
+                options.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+            } else {
+                System.err.println("unknown argument " + arg + " (options are --name=value; see the class javadoc)");
+                System.exit(2);
+            }
+        }
+        if (!options.containsKey("a")) {
+            System.err.println("--a=<classpath of build A, e.g. its benchmarks/load/target/load-benchmark.jar> is required");
+            System.exit(2);
+        }
+        if (!Wrk.available()) {
+            System.err.println("wrk is not on the PATH. Install it (Debian/Ubuntu: apt-get install -y wrk).");
+            System.exit(2);
+        }
+        String classpathA = options.get("a");
+        String classpathB = options.getOrDefault("b", System.getProperty("java.class.path"));
+        Wrk.Kind kind = Wrk.Kind.valueOf(options.getOrDefault("kind", "NEW_KEYS"));
+        int pairs = Integer.parseInt(options.getOrDefault("pairs", "10"));
+        int seconds = Integer.parseInt(options.getOrDefault("seconds", "5"));
+        int warmup = Integer.parseInt(options.getOrDefault("warmup", "40"));
+        Path out = Path.of(options.getOrDefault("out", "benchmarks/load/target/ab-results.md"));
+        props.putIfAbsent("idempotency.store.redis.enabled", "false");
+
+        Wrk wrk = new Wrk(Files.createTempDirectory("idempotency-ab"));
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        List<Side> sideA = new ArrayList<>();
+        List<Side> sideB = new ArrayList<>();
+        try (LoadBenchmark.Service a = LoadBenchmark.Service.start(classpathA, props, List.of());
+             LoadBenchmark.Service b = LoadBenchmark.Service.start(classpathB, props, List.of())) {
+            if (kind.script.equals(Wrk.Kind.REPLAYS.script)) {
+                a.prime("ab-" + run);
+                b.prime("ab-" + run);
+            }
+            for (int done = 0; done < warmup; done += seconds) {
+                measure(wrk, a, kind, key(kind, run, "wa" + done), seconds);
+                measure(wrk, b, kind, key(kind, run, "wb" + done), seconds);
+            }
+            for (int i = 0; i < pairs; i++) {
+                boolean aFirst = i % 2 == 0;
+                Side first = measure(wrk, aFirst ? a : b, kind, key(kind, run, "p" + i + "f"), seconds);
+                Side second = measure(wrk, aFirst ? b : a, kind, key(kind, run, "p" + i + "s"), seconds);
+                sideA.add(aFirst ? first : second);
+                sideB.add(aFirst ? second : first);
+                System.out.printf(Locale.ROOT, "pair %d: A %.0f req/s, B %.0f req/s, B/A %.3f%n", i + 1,
+                    sideA.get(i).requestsPerSecond(), sideB.get(i).requestsPerSecond(),
+                    sideB.get(i).requestsPerSecond() / sideA.get(i).requestsPerSecond());
+            }
+        }
+        String report = report(classpathA, classpathB, kind, seconds, warmup, sideA, sideB);
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, report, StandardCharsets.UTF_8);
+        System.out.println();
+        System.out.println(report);
+        System.out.println("written to " + out.toAbsolutePath());
+        System.exit(0);
+    }
+
+    /** The replay key, or a fresh prefix per run for new keys. */
+    private static String key(Wrk.Kind kind, String run, String suffix) {
+        return kind.script.equals(Wrk.Kind.REPLAYS.script) ? "ab-" + run : "ab-" + run + "-" + suffix;
+    }
+
+    private static Side measure(Wrk wrk, LoadBenchmark.Service service, Wrk.Kind kind, String key, int seconds)
+        throws Exception {
+        long cpuBefore = service.cpuNanos();
+        Long loopsBefore = service.cpuNanosByThreadGroup().get(ProcCpu.Group.EVENT_LOOPS);
+        Wrk.Result r = wrk.run("http://127.0.0.1:" + service.port, kind, key, 2, 32, seconds);
+        long cpuAfter = service.cpuNanos();
+        Long loopsAfter = service.cpuNanosByThreadGroup().get(ProcCpu.Group.EVENT_LOOPS);
+        if (r.failures() > 0) {
+            throw new IllegalStateException(r.failures() + " requests failed under " + kind + " on port " + service.port);
+        }
+        double requests = Math.max(1, r.requests());
+        double cpu = cpuBefore < 0 || cpuAfter < 0 ? Double.NaN : (cpuAfter - cpuBefore) / 1000.0 / requests;
+        double loops = loopsBefore == null || loopsAfter == null ? Double.NaN
+            : (loopsAfter - loopsBefore) / 1000.0 / requests;
+        return new Side(r.requestsPerSecond(), cpu, loops);
+    }
+
+    private static String report(String classpathA, String classpathB, Wrk.Kind kind, int seconds, int warmup,
+                                 List<Side> a, List<Side> b) {
+        Summary s = summarize(a, b);
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "# A/B, %s, %d CPUs, Java %s: %s (%s), wrk -t2 -c32, %d pairs of %d s"
+                + " alternated, after %d s of warm-up each%n%n", LocalDate.now(),
+            Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), kind, kind.path,
+            a.size(), seconds, warmup));
+        sb.append("- A: ").append(classpathA).append('\n');
+        sb.append("- B: ").append(classpathB).append('\n');
+        sb.append(String.format(Locale.ROOT, "- **B/A req/s: median %.3f** (pairs %.3f to %.3f); B minus A, service"
+                + " CPU per request: median %+.1f µs, of it on the event loops %+.1f µs%n%n", s.medianRatio(),
+            s.minRatio(), s.maxRatio(), s.medianCpuDifference(), s.medianEventLoopDifference()));
+        sb.append("| pair | A req/s | B req/s | B/A | A CPU/req | B CPU/req | A event loops/req | B event loops/req |\n");
+        sb.append("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (int i = 0; i < a.size(); i++) {
+            Side x = a.get(i);
+            Side y = b.get(i);
+            sb.append(String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %.3f | %.1f µs | %.1f µs | %.1f µs | %.1f µs |%n",
+                i + 1, x.requestsPerSecond(), y.requestsPerSecond(), y.requestsPerSecond() / x.requestsPerSecond(),
+                x.cpuMicrosPerRequest(), y.cpuMicrosPerRequest(), x.eventLoopMicrosPerRequest(),
+                y.eventLoopMicrosPerRequest()));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,40 @@
+package dev.idempotency.benchmarks.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+class AbBenchmarkTest {
+
+    @Test
+    void summarizesPairsByTheirRatiosAndDifferences() {
+        List<AbBenchmark.Side> a = List.of(
+            new AbBenchmark.Side(30_000, 40.0, 30.0),
+            new AbBenchmark.Side(20_000, 50.0, 35.0), // a slow spell: both sides of this pair
+            new AbBenchmark.Side(32_000, 39.0, 29.0));
+        List<AbBenchmark.Side> b = List.of(
+            new AbBenchmark.Side(31_500, 39.0, 28.0),
+            new AbBenchmark.Side(21_000, 48.0, 34.5),
+            new AbBenchmark.Side(32_000, 40.0, 29.5));
+        AbBenchmark.Summary s = AbBenchmark.summarize(a, b);
+        // ratios 1.05, 1.05, 1.0: the slow pair counts like the others, by its own ratio
+        assertThat(s.medianRatio()).isCloseTo(1.05, within(1e-9));
+        assertThat(s.minRatio()).isCloseTo(1.0, within(1e-9));
+        assertThat(s.maxRatio()).isCloseTo(1.05, within(1e-9));
+        // differences -1, -2, +1 and -2, -0.5, +0.5
+        assertThat(s.medianCpuDifference()).isCloseTo(-1.0, within(1e-9));
+        assertThat(s.medianEventLoopDifference()).isCloseTo(-0.5, within(1e-9));
+    }
+
+    @Test
+    void refusesUnpairedFigures() {
+        assertThatThrownBy(() -> AbBenchmark.summarize(List.of(new AbBenchmark.Side(1, 1, 1)), List.of()))
+            .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> AbBenchmark.summarize(List.of(), List.of()))
+            .isInstanceOf(IllegalArgumentException.class);
+    }
+}
