@@ -2,11 +2,6 @@ package dev.idempotency.rabbitmq;
 
 import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRedis;
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
-import io.lettuce.core.api.StatefulRedisConnection;
 
 import java.util.HashMap;
 import java.util.List;
@@ -52,24 +47,9 @@ enum Stores {
             TestPostgres.dropSchema(schema);
             SCHEMAS.remove(schema);
         }
-        if (PREFIXES.isEmpty()) {
-            return;
-        }
-        RedisClient client = RedisClient.create(TestRedis.uri());
-        try (StatefulRedisConnection<String, String> c = client.connect()) {
-            for (String prefix : PREFIXES) {
-                ScanCursor cursor = ScanCursor.INITIAL;
-                do {
-                    KeyScanCursor<String> page = c.sync().scan(cursor, ScanArgs.Builder.matches(prefix + "*").limit(500));
-                    if (!page.getKeys().isEmpty()) {
-                        c.sync().unlink(page.getKeys().toArray(String[]::new));
-                    }
-                    cursor = page;
-                } while (!cursor.isFinished());
-                PREFIXES.remove(prefix);
-            }
-        } finally {
-            client.shutdown();
+        for (String prefix : PREFIXES) {
+            TestRedis.deleteKeys(prefix);
+            PREFIXES.remove(prefix);
         }
     }
 }

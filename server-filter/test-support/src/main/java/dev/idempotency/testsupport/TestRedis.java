@@ -1,5 +1,11 @@
 package dev.idempotency.testsupport;
 
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.api.StatefulRedisConnection;
+
 import java.net.URI;
 
 /**
@@ -25,6 +31,37 @@ public final class TestRedis {
             shared = resolve(configured == null || configured.isBlank() ? DEFAULT_URI : configured).uri();
         }
         return shared;
+    }
+
+    /**
+     * Deletes every key of the shared test Redis that starts with {@code prefix} (SCAN + UNLINK),
+     * for a test to leave nothing behind.
+     *
+     * @return how many keys were deleted
+     */
+    public static int deleteKeys(String prefix) {
+        RedisClient client = RedisClient.create(uri());
+        try {
+            return deleteKeys(client, prefix);
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    /** {@link #deleteKeys(String)} through a client the caller already has. */
+    public static int deleteKeys(RedisClient client, String prefix) {
+        int deleted = 0;
+        try (StatefulRedisConnection<String, String> c = client.connect()) {
+            ScanCursor cursor = ScanCursor.INITIAL;
+            do {
+                KeyScanCursor<String> page = c.sync().scan(cursor, ScanArgs.Builder.matches(prefix + "*").limit(500));
+                if (!page.getKeys().isEmpty()) {
+                    deleted += c.sync().unlink(page.getKeys().toArray(String[]::new)).intValue();
+                }
+                cursor = page;
+            } while (!cursor.isFinished());
+        }
+        return deleted;
     }
 
     /** Where the tests' Redis is, and the process started for it, if any. */

@@ -73,18 +73,10 @@ public final class AbBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> options = new LinkedHashMap<>();
+        Map<String, String> options = LoadBenchmark.options(args);
         Map<String, String> props = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (arg.startsWith("--prop.") && arg.contains("=")) {
-                props.put(arg.substring(7, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-            } else if (arg.startsWith("--") && arg.contains("=")) {
-                options.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-            } else {
-                System.err.println("unknown argument " + arg + " (options are --name=value; see the class javadoc)");
-                System.exit(2);
-            }
-        }
+        props.put("idempotency.store.redis.enabled", "false");
+        LoadBenchmark.putServiceProperties(options, props);
         if (!options.containsKey("a")) {
             System.err.println("--a=<classpath of build A, e.g. its benchmarks/load/target/load-benchmark.jar> is required");
             System.exit(2);
@@ -100,7 +92,6 @@ public final class AbBenchmark {
         int seconds = Integer.parseInt(options.getOrDefault("seconds", "5"));
         int warmup = Integer.parseInt(options.getOrDefault("warmup", "40"));
         Path out = Path.of(options.getOrDefault("out", "benchmarks/load/target/ab-results.md"));
-        props.putIfAbsent("idempotency.store.redis.enabled", "false");
 
         Wrk wrk = new Wrk(Files.createTempDirectory("idempotency-ab"));
         String run = UUID.randomUUID().toString().substring(0, 8);
@@ -108,7 +99,7 @@ public final class AbBenchmark {
         List<Side> sideB = new ArrayList<>();
         try (LoadBenchmark.Service a = LoadBenchmark.Service.start(classpathA, props, List.of());
              LoadBenchmark.Service b = LoadBenchmark.Service.start(classpathB, props, List.of())) {
-            if (kind.script.equals(Wrk.Kind.REPLAYS.script)) {
+            if (replays(kind)) {
                 a.prime("ab-" + run);
                 b.prime("ab-" + run);
             }
@@ -136,26 +127,28 @@ public final class AbBenchmark {
         System.exit(0);
     }
 
+    /** @return whether {@code kind} repeats one key (a replay, or its baseline) */
+    private static boolean replays(Wrk.Kind kind) {
+        return kind.script.equals(Wrk.Kind.REPLAYS.script);
+    }
+
     /** The replay key, or a fresh prefix per run for new keys. */
     private static String key(Wrk.Kind kind, String run, String suffix) {
-        return kind.script.equals(Wrk.Kind.REPLAYS.script) ? "ab-" + run : "ab-" + run + "-" + suffix;
+        return replays(kind) ? "ab-" + run : "ab-" + run + "-" + suffix;
     }
 
     private static Side measure(Wrk wrk, LoadBenchmark.Service service, Wrk.Kind kind, String key, int seconds)
         throws Exception {
         long cpuBefore = service.cpuNanos();
-        Long loopsBefore = service.cpuNanosByThreadGroup().get(ProcCpu.Group.EVENT_LOOPS);
+        Map<ProcCpu.Group, Long> threadsBefore = service.cpuNanosByThreadGroup();
         Wrk.Result r = wrk.run("http://127.0.0.1:" + service.port, kind, key, 2, 32, seconds);
         long cpuAfter = service.cpuNanos();
-        Long loopsAfter = service.cpuNanosByThreadGroup().get(ProcCpu.Group.EVENT_LOOPS);
+        Map<ProcCpu.Group, Long> threadsAfter = service.cpuNanosByThreadGroup();
         if (r.failures() > 0) {
             throw new IllegalStateException(r.failures() + " requests failed under " + kind + " on port " + service.port);
         }
-        double requests = Math.max(1, r.requests());
-        double cpu = cpuBefore < 0 || cpuAfter < 0 ? Double.NaN : (cpuAfter - cpuBefore) / 1000.0 / requests;
-        double loops = loopsBefore == null || loopsAfter == null ? Double.NaN
-            : (loopsAfter - loopsBefore) / 1000.0 / requests;
-        return new Side(r.requestsPerSecond(), cpu, loops);
+        return new Side(r.requestsPerSecond(), LoadBenchmark.perRequest(cpuBefore, cpuAfter, r) / 1000,
+            LoadBenchmark.microsPerRequest(threadsBefore, threadsAfter, ProcCpu.Group.EVENT_LOOPS, r));
     }
 
     private static String report(String classpathA, String classpathB, Wrk.Kind kind, int seconds, int warmup,

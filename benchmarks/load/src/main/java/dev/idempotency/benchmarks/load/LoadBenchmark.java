@@ -98,12 +98,7 @@ public final class LoadBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> options = new LinkedHashMap<>();
-        for (String a : args) {
-            if (a.startsWith("--") && a.contains("=")) {
-                options.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
-            }
-        }
+        Map<String, String> options = options(args);
         if (!Wrk.available()) {
             System.err.println("wrk is not on the PATH. Install it (Debian/Ubuntu: apt-get install -y wrk) or run"
                 + " benchmarks/load/run, which does.");
@@ -138,6 +133,26 @@ public final class LoadBenchmark {
         notes.forEach(this::line);
     }
 
+    /** @return the {@code --name=value} arguments as {@code name -> value} */
+    static Map<String, String> options(String[] args) {
+        Map<String, String> options = new LinkedHashMap<>();
+        for (String a : args) {
+            if (a.startsWith("--") && a.contains("=")) {
+                options.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
+            }
+        }
+        return options;
+    }
+
+    /** Puts the {@code --prop.<name>=<value>} options into {@code props}, over what is there. */
+    static void putServiceProperties(Map<String, String> options, Map<String, String> props) {
+        options.forEach((k, v) -> {
+            if (k.startsWith("prop.")) {
+                props.put(k.substring(5), v);
+            }
+        });
+    }
+
     /** @return the lines to print after the table */
     private List<String> runStore(String store) throws Exception {
         List<String> notes = new ArrayList<>();
@@ -169,11 +184,7 @@ public final class LoadBenchmark {
         if (!store.equals("redis")) {
             props.put("idempotency.store.redis.enabled", "false");
         }
-        options.forEach((k, v) -> {
-            if (k.startsWith("prop.")) {
-                props.put(k.substring(5), v);
-            }
-        });
+        putServiceProperties(options, props);
         List<String> jvm = options.containsKey("jvm") ? List.of(options.get("jvm").trim().split("\\s+")) : List.of();
         try (Service service = Service.start(props, jvm)) {
             String base = "http://127.0.0.1:" + service.port;
@@ -227,11 +238,8 @@ public final class LoadBenchmark {
                     Map<ProcCpu.Group, List<Double>> groups = cpuByThreads.computeIfAbsent(kind,
                         k -> new EnumMap<>(ProcCpu.Group.class));
                     for (ProcCpu.Group group : ProcCpu.Group.values()) {
-                        long before = threadsBefore.getOrDefault(group, 0L);
-                        long after = threadsAfter.getOrDefault(group, 0L);
-                        // a group that shrank lost a thread that ended, and its time with it: unknown
-                        groups.computeIfAbsent(group, g -> new ArrayList<>()).add(threadsAfter.isEmpty() || after < before
-                            ? Double.NaN : perRequest(before, after, r) / 1000);
+                        groups.computeIfAbsent(group, g -> new ArrayList<>())
+                            .add(microsPerRequest(threadsBefore, threadsAfter, group, r));
                     }
                 }
             }
@@ -336,8 +344,20 @@ public final class LoadBenchmark {
      * @return what a service counter ({@code before} and {@code after} a run) grew by per request
      *     of {@code run}, or NaN where the counter could not be read (-1) or nothing ran
      */
-    private static double perRequest(long before, long after, Wrk.Result run) {
+    static double perRequest(long before, long after, Wrk.Result run) {
         return before < 0 || after < 0 || run.requests() == 0 ? Double.NaN : (after - before) / (double) run.requests();
+    }
+
+    /**
+     * @return the CPU µs per request of {@code run} that a thread group's counters ({@link ProcCpu},
+     *     read before and after it) grew by; NaN where {@code /proc} could not tell, or where the
+     *     group shrank (a thread of it ended, and its time with it)
+     */
+    static double microsPerRequest(Map<ProcCpu.Group, Long> before, Map<ProcCpu.Group, Long> after,
+                                   ProcCpu.Group group, Wrk.Result run) {
+        long b = before.getOrDefault(group, 0L);
+        long a = after.getOrDefault(group, 0L);
+        return after.isEmpty() || a < b ? Double.NaN : perRequest(b, a, run) / 1000;
     }
 
     private static double median(List<Double> values) {

@@ -3,10 +3,6 @@ package dev.idempotency.examples.payments;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 import dev.idempotency.testsupport.TestRedis;
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.micronaut.json.JsonMapper;
 import io.micronaut.runtime.server.EmbeddedServer;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
@@ -37,8 +33,6 @@ class RedisModeTest implements TestPropertyProvider {
     IdempotencyStore store;
     @Inject
     JsonMapper json;
-    @Inject
-    StatefulRedisConnection<String, String> redis;
 
     private final String prefix = "payments-example-" + UUID.randomUUID() + ":";
 
@@ -50,14 +44,7 @@ class RedisModeTest implements TestPropertyProvider {
     /** The records this test made, off the shared Redis again. */
     @AfterAll
     void removeRecords() {
-        ScanCursor cursor = ScanCursor.INITIAL;
-        do {
-            KeyScanCursor<String> page = redis.sync().scan(cursor, ScanArgs.Builder.matches(prefix + "*").limit(500));
-            if (!page.getKeys().isEmpty()) {
-                redis.sync().unlink(page.getKeys().toArray(String[]::new));
-            }
-            cursor = page;
-        } while (!cursor.isFinished());
+        TestRedis.deleteKeys(prefix);
     }
 
     @Test

@@ -195,7 +195,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      * size if smaller), doubled back after each run without one. Written by the purge only (one
      * run at a time per instance).
      */
-    private volatile int purgeBatch;
+    private volatile int nextPurgeBatch;
 
     /** The smallest batch the purge shrinks to after timeouts. */
     static final int MIN_PURGE_BATCH = 10;
@@ -243,7 +243,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         this.migrator = new PostgresSchemaMigrator(config, this.dataSource);
         this.statementTimeoutMillis = Math.max(1, config.getStatementTimeout().toMillis());
         this.lockTimeoutMillis = Long.toString(Math.max(1, config.getLockTimeout().toMillis()));
-        this.purgeBatch = config.getPurgeBatchSize();
+        this.nextPurgeBatch = config.getPurgeBatchSize();
         this.executors = new JdbcExecutors(config, this.dataSource);
         this.connections = new ConnectionSource(this.dataSource, config.getConnectionTimeout());
         this.acquires = new StatementBatcher<>("acquire", executors::tryStatement,
@@ -576,12 +576,12 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      */
     int purgeExpired() {
         int total = 0;
-        int batchSize = purgeBatch;
+        int batchSize = nextPurgeBatch;
         for (int batch = 0; batch < config.getPurgeMaxBatches(); batch++) {
             int deleted;
             long started = System.nanoTime();
             try {
-                deleted = purgeBatch(batchSize);
+                deleted = deleteExpiredBatch(batchSize);
             } catch (SQLException e) {
                 // cancelled before its timeout could have run out: by someone else (pg_cancel_backend), not slowness
                 boolean timedOut = QUERY_CANCELED.equals(e.getSQLState())
@@ -590,7 +590,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                     throw new IdempotencyStoreException("PostgreSQL idempotency store: purge failed: " + describe(e), e);
                 }
                 int smaller = Math.max(Math.min(MIN_PURGE_BATCH, batchSize), batchSize / 2);
-                purgeBatch = smaller;
+                nextPurgeBatch = smaller;
                 throw new IdempotencyStoreException("PostgreSQL idempotency store: a purge batch of " + batchSize
                     + " records ran past the statement timeout (" + config.getStatementTimeout() + ") and was rolled"
                     + " back; " + total + " records were purged in this run, and the next batches take " + smaller
@@ -602,17 +602,17 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                 break;
             }
         }
-        purgeBatch = (int) Math.min(config.getPurgeBatchSize(), 2L * batchSize);
+        nextPurgeBatch = (int) Math.min(config.getPurgeBatchSize(), 2L * batchSize);
         return total;
     }
 
     /** @return the rows the purge's next batch deletes (for tests) */
     int purgeBatchSize() {
-        return purgeBatch;
+        return nextPurgeBatch;
     }
 
     /** One purge batch in a transaction of its own, under a statement_timeout PostgreSQL enforces. */
-    private int purgeBatch(int batchSize) throws SQLException {
+    private int deleteExpiredBatch(int batchSize) throws SQLException {
         ensureSchema();
         Instant now = now();
         Instant staleCutoff = now.minus(config.getPurgeStaleLeaseGrace());

@@ -58,7 +58,7 @@ class MultiInstanceTest {
         apps.forEach(ApplicationContext::close);
         RedisClient client = RedisClient.create(TestRedis.uri());
         try {
-            RedisKeys.deleteAll(client, prefix);
+            TestRedis.deleteKeys(client, prefix);
         } finally {
             client.shutdown();
         }

@@ -47,7 +47,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
 
     @AfterAll
     static void cleanUp() {
-        RedisKeys.deleteAll(client, prefix);
+        TestRedis.deleteKeys(client, prefix);
         client.shutdown();
     }
 

@@ -23,7 +23,7 @@ class RedisNonBlockingTest extends NonBlockingFilterSuite {
     @AfterAll
     static void cleanUp() {
         RedisClient c = RedisClient.create(TestRedis.uri());
-        RedisKeys.deleteAll(c, PREFIX);
+        TestRedis.deleteKeys(c, PREFIX);
         c.shutdown();
     }
 }

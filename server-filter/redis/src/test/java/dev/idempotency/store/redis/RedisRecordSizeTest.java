@@ -60,7 +60,7 @@ class RedisRecordSizeTest {
                 if (size == 75) {
                     assertThat(usage.perKey()).isLessThan(400);
                 }
-                RedisKeys.deleteAll(cleaner, prefix);
+                TestRedis.deleteKeys(cleaner, prefix);
                 cleaner.shutdown();
             }
             System.out.println(figures);

@@ -55,7 +55,7 @@ class RedisStoreWiringTest {
                 .toCompletableFuture().join()).isInstanceOf(AcquireResult.Acquired.class);
         } finally {
             RedisClient c = RedisClient.create(TestRedis.uri());
-            RedisKeys.deleteAll(c, prefix);
+            TestRedis.deleteKeys(c, prefix);
             c.shutdown();
         }
     }
@@ -82,7 +82,7 @@ class RedisStoreWiringTest {
                 Duration.ofSeconds(30)).toCompletableFuture().join()).isInstanceOf(AcquireResult.Acquired.class);
         } finally {
             RedisClient c = RedisClient.create(TestRedis.uri());
-            RedisKeys.deleteAll(c, prefix);
+            TestRedis.deleteKeys(c, prefix);
             c.shutdown();
         }
     }

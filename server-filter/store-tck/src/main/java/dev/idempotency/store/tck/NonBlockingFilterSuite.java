@@ -60,6 +60,11 @@ public abstract class NonBlockingFilterSuite {
         http = new Http(server.getURI());
     }
 
+    /** @return the running server, for a subclass's own tests (they run under the same guard) */
+    protected final EmbeddedServer server() {
+        return server;
+    }
+
     @AfterAll
     void stop() {
         if (server != null) {
