@@ -58,15 +58,23 @@ final class Coordinator {
         } catch (RuntimeException e) {
             attempt = CompletableFuture.failedFuture(e);
         }
-        return ex.loop().resume(attempt).thenCompose(a -> {
-            if (a instanceof ExecutionMode.Attempt.Executed executed) {
-                return CompletableFuture.completedFuture(executed.response());
+        CompletableFuture<MutableHttpResponse<?>> response = new CompletableFuture<>();
+        ex.loop().whenComplete(attempt, (a, failure) -> {
+            try {
+                if (failure != null) {
+                    response.completeExceptionally(failure);
+                } else if (a instanceof ExecutionMode.Attempt.Executed executed) {
+                    response.complete(executed.response());
+                } else if (a instanceof ExecutionMode.Attempt.StoreFailed failed) {
+                    RequestLoop.relay(storeFailure(ex, failed.failure()), response);
+                } else {
+                    RequestLoop.relay(answer(ex, ((ExecutionMode.Attempt.NotAcquired) a).result(), waitUntil), response);
+                }
+            } catch (RuntimeException | Error e) {
+                response.completeExceptionally(e);
             }
-            if (a instanceof ExecutionMode.Attempt.StoreFailed failed) {
-                return storeFailure(ex, failed.failure());
-            }
-            return answer(ex, ((ExecutionMode.Attempt.NotAcquired) a).result(), waitUntil);
         });
+        return response;
     }
 
     /** The answer to an acquire that did not acquire: the replay, 422, 409, or another attempt later. */

@@ -14,6 +14,7 @@ import org.reactivestreams.Publisher;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 import static io.micronaut.http.annotation.Filter.MATCH_ALL_PATTERN;
 
@@ -90,15 +91,29 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         }
         RequestLoop loop = RequestLoop.current();
         PropagatedContext context = PropagatedContext.getOrEmpty();
-        return loop.resume(reader.read(request, policy)).thenCompose(reading -> {
-            if (reading instanceof RequestReader.Reading.Ready ready) {
-                return coordinator.run(new Exchange(request, policy, ready.key(), ready.fingerprint(), ready.operation(),
-                    loop, context, handler));
+        CompletableFuture<RequestReader.Reading> read = reader.read(request, policy);
+        if (read.isDone() && !read.isCompletedExceptionally() && loop.inLoop()) {
+            // the usual case, a body that had arrived with the headers: on at once, without a stage
+            try {
+                return proceed(request, policy, read.join(), loop, context, handler);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
             }
-            if (reading instanceof RequestReader.Reading.Rejected rejected) {
-                return CompletableFuture.completedFuture(rejected.response());
-            }
-            return handler.get();
-        });
+        }
+        return loop.resume(read).thenCompose(reading -> proceed(request, policy, reading, loop, context, handler));
+    }
+
+    private CompletableFuture<MutableHttpResponse<?>> proceed(HttpRequest<?> request, RoutePolicy policy,
+                                                             RequestReader.Reading reading, RequestLoop loop,
+                                                             PropagatedContext context,
+                                                             Supplier<CompletableFuture<MutableHttpResponse<?>>> handler) {
+        if (reading instanceof RequestReader.Reading.Ready ready) {
+            return coordinator.run(new Exchange(request, policy, ready.key(), ready.fingerprint(), ready.operation(),
+                loop, context, handler));
+        }
+        if (reading instanceof RequestReader.Reading.Rejected rejected) {
+            return CompletableFuture.completedFuture(rejected.response());
+        }
+        return handler.get();
     }
 }

@@ -57,6 +57,11 @@ public record IdempotencyKey(String value) {
             }
             return new IdempotencyKey(v);
         }
+        int last = v.length() - 1;
+        if (last > 0 && v.charAt(last) == '"' && isPlain(v, 1, last)) {
+            // the usual key: one quoted string without escapes, taken as it is
+            return new IdempotencyKey(v.substring(1, last));
+        }
         StringBuilder out = new StringBuilder(v.length());
         int i = 1;
         while (true) {
@@ -124,6 +129,17 @@ public record IdempotencyKey(String value) {
             }
         }
         return null;
+    }
+
+    /** @return whether {@code s} from {@code from} to {@code to} is printable ASCII without a quote or backslash */
+    private static boolean isPlain(String s, int from, int to) {
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c > 0x7E || c == '"' || c == '\\') {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static String trimSpaces(String s) {

@@ -44,18 +44,27 @@ final class LeasedMode implements ExecutionMode {
     public CompletionStage<Attempt> attempt(Exchange ex) {
         CompletableFuture<AcquireResult> acquired = calls.acquire(
             () -> store.acquire(ex.key().storeKey(), ex.fingerprint(), ex.policy().lease()));
-        return ex.loop().resume(acquired).handle((result, failure) -> {
-            if (failure != null) {
-                return CompletableFuture.<Attempt>completedFuture(new Attempt.StoreFailed(StoreCalls.asStoreFailure(failure)));
+        // one stage for the whole attempt, completed by callbacks: a chain of stages would cost a
+        // stage and a completion for every step of every request
+        CompletableFuture<Attempt> attempt = new CompletableFuture<>();
+        ex.loop().whenComplete(acquired, (result, failure) -> {
+            try {
+                if (failure != null) {
+                    attempt.complete(new Attempt.StoreFailed(StoreCalls.asStoreFailure(failure)));
+                } else if (result instanceof AcquireResult.Acquired a) {
+                    execute(ex, a, attempt);
+                } else {
+                    attempt.complete(new Attempt.NotAcquired(result));
+                }
+            } catch (RuntimeException | Error e) {
+                attempt.completeExceptionally(e);
             }
-            if (result instanceof AcquireResult.Acquired a) {
-                return execute(ex, a);
-            }
-            return CompletableFuture.<Attempt>completedFuture(new Attempt.NotAcquired(result));
-        }).thenCompose(attempt -> attempt);
+        });
+        return attempt;
     }
 
-    private CompletableFuture<Attempt> execute(Exchange ex, AcquireResult.Acquired acquired) {
+    /** Runs the handler under the lease, then settles its result; completes {@code attempt}. */
+    private void execute(Exchange ex, AcquireResult.Acquired acquired, CompletableFuture<Attempt> attempt) {
         Lease lease = new Lease(ex.key(), acquired.fencingToken(), ex.policy().lease());
         if (acquired.takeover()) {
             report.metrics().leaseTakenOver();
@@ -66,50 +75,74 @@ final class LeasedMode implements ExecutionMode {
         CompletableFuture<MutableHttpResponse<?>> handled = ex.runHandler(ex.context());
         // back on the request's loop before capturing and settling: the response is written from
         // there anyway, and a store whose connections belong to event loops is called without a hop
-        return ex.loop().resume(handled)
-            .thenCompose(response -> {
+        ex.loop().whenComplete(handled, (response, failure) -> {
+            CompletableFuture<ResponseCapture.Captured> captured;
+            if (failure != null) {
+                captured = CompletableFuture.failedFuture(failure);
+            } else {
                 ex.policy().latency().record(System.nanoTime() - started); // for Retry-After (S11)
-                return settlement.releases(ex.request(), response)
-                    ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, null, false))
-                    : capture.capture(ex.request(), response);
-            })
-            .handle((captured, failure) -> {
-                if (failure != null) {
-                    // the handler (or the encoding of its response) failed: nothing to keep
+                try {
+                    captured = settlement.releases(ex.request(), response)
+                        ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, null, false))
+                        : capture.capture(ex.request(), response);
+                } catch (RuntimeException | Error e) {
+                    captured = CompletableFuture.failedFuture(e);
+                }
+            }
+            // a streamed body's capture completes when its first item is encoded, on that thread
+            captured.whenComplete((c, captureFailure) -> {
+                try {
+                    RequestLoop.relay(settle(ex, lease, keeping, c, captureFailure), attempt);
+                } catch (RuntimeException | Error e) {
                     keeping.close();
-                    return settlement.release(lease).<Attempt>thenApply(v -> {
-                        throw failure instanceof CompletionException c ? c : new CompletionException(failure);
-                    });
+                    attempt.completeExceptionally(e);
                 }
-                report.outcome(Outcome.EXECUTED, ex.key(), ex.request());
-                Attempt executed = new Attempt.Executed(captured.response());
-                if (captured.stored() == null) {
-                    keeping.close();
-                    return settlement.release(lease).thenApply(v -> executed);
-                }
-                if (captured.streamed()) {
-                    captured.stored().whenComplete((stored, streamFailure) -> {
-                        keeping.close();
-                        CompletableFuture<Void> settled;
-                        if (streamFailure != null) {
-                            LOG.warn("idempotency streamed response of key={} did not end normally; the key is"
-                                + " released: {}", ex.key(), StoreCalls.describe(streamFailure));
-                            settled = settlement.release(lease);
-                        } else {
-                            settled = settlement.complete(lease, stored, ex.policy().retention());
-                        }
-                        settled.whenComplete((v, e) -> captured.settled().complete(null));
-                    });
-                    if (captured.stored().isDone()) {
-                        // an empty stream ended before it was sent: answer once it is settled
-                        return captured.settled().thenApply(v -> executed);
-                    }
-                    return CompletableFuture.completedFuture(executed);
-                }
+            });
+        });
+    }
+
+    /**
+     * Stores or releases the result once it is captured.
+     *
+     * @return the attempt, complete once the record is settled (for a streamed body: once its
+     *     first item may go out, the record being settled when the stream ends)
+     */
+    private CompletableFuture<Attempt> settle(Exchange ex, Lease lease, LeaseKeeper.Keeping keeping,
+                                              ResponseCapture.Captured captured, Throwable failure) {
+        if (failure != null) {
+            // the handler (or the encoding of its response) failed: nothing to keep
+            keeping.close();
+            return settlement.release(lease).thenApply(v -> {
+                throw failure instanceof CompletionException c ? c : new CompletionException(failure);
+            });
+        }
+        report.outcome(Outcome.EXECUTED, ex.key(), ex.request());
+        Attempt executed = new Attempt.Executed(captured.response());
+        if (captured.stored() == null) {
+            keeping.close();
+            return settlement.release(lease).thenApply(v -> executed);
+        }
+        if (captured.streamed()) {
+            captured.stored().whenComplete((stored, streamFailure) -> {
                 keeping.close();
-                return settlement.complete(lease, captured.stored().join(), ex.policy().retention())
-                    .thenApply(v -> executed);
-            })
-            .thenCompose(next -> next);
+                CompletableFuture<Void> settled;
+                if (streamFailure != null) {
+                    LOG.warn("idempotency streamed response of key={} did not end normally; the key is"
+                        + " released: {}", ex.key(), StoreCalls.describe(streamFailure));
+                    settled = settlement.release(lease);
+                } else {
+                    settled = settlement.complete(lease, stored, ex.policy().retention());
+                }
+                settled.whenComplete((v, e) -> captured.settled().complete(null));
+            });
+            if (captured.stored().isDone()) {
+                // an empty stream ended before it was sent: answer once it is settled
+                return captured.settled().thenApply(v -> executed);
+            }
+            return CompletableFuture.completedFuture(executed);
+        }
+        keeping.close();
+        CompletableFuture<Void> settled = settlement.complete(lease, captured.stored().join(), ex.policy().retention());
+        return settled.isDone() ? CompletableFuture.completedFuture(executed) : settled.thenApply(v -> executed);
     }
 }

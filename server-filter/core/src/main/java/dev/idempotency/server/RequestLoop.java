@@ -3,10 +3,13 @@ package dev.idempotency.server;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 /**
  * The thread a request's work continues on after an asynchronous step: the server's event loop
@@ -85,6 +88,50 @@ final class RequestLoop implements Executor {
             }
         });
         return resumed;
+    }
+
+    /**
+     * Runs {@code then} with the outcome of {@code stage} (its value, or its failure), on this
+     * loop: at once when {@code stage} is already complete and the caller is on the loop, else
+     * from the thread that completes it when that is the loop, else by a task handed to the loop.
+     * What {@link #resume} does, without a stage in between for a caller that goes on with a
+     * callback.
+     */
+    <T> void whenComplete(CompletableFuture<T> stage, BiConsumer<? super T, ? super Throwable> then) {
+        if (stage.isDone() && inLoop()) {
+            T value = null;
+            Throwable failure = null;
+            try {
+                value = stage.join();
+            } catch (CompletionException | CancellationException e) {
+                failure = e;
+            }
+            then.accept(value, failure);
+            return;
+        }
+        stage.whenComplete((value, failure) -> {
+            if (inLoop()) {
+                then.accept(value, failure);
+            } else {
+                execute(() -> then.accept(value, failure));
+            }
+        });
+    }
+
+    /**
+     * Completes {@code target} like {@code source}: at once when {@code source} is complete, else
+     * when it completes, on its thread.
+     */
+    static <T> void relay(CompletableFuture<? extends T> source, CompletableFuture<T> target) {
+        if (source.isDone()) {
+            try {
+                target.complete(source.join());
+            } catch (CompletionException | CancellationException e) {
+                target.completeExceptionally(e);
+            }
+        } else {
+            source.whenComplete((value, failure) -> complete(target, value, failure));
+        }
     }
 
     private static <T> void complete(CompletableFuture<T> f, T value, Throwable failure) {

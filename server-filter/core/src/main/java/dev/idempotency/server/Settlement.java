@@ -33,6 +33,8 @@ import static dev.idempotency.server.Report.LOG;
 final class Settlement {
 
     private static final long FIRST_RETRY_MILLIS = 100;
+    /** A settlement done at once; shared, since a completed stage never changes. */
+    private static final CompletableFuture<Void> SETTLED = CompletableFuture.completedFuture(null);
 
     private final IdempotencyConfiguration config;
     private final IdempotencyStore store;
@@ -67,12 +69,19 @@ final class Settlement {
      * @return completes (never exceptionally) once the first attempt got an answer or failed
      */
     CompletableFuture<Void> complete(Lease lease, StoredResponse stored, Duration retention) {
-        return tryComplete(lease, stored, retention).thenAccept(answered -> {
-            if (!answered) {
-                long giveUpAt = System.nanoTime() + lease.duration().toNanos() / 2;
-                retryLater(lease, stored, retention, FIRST_RETRY_MILLIS, giveUpAt);
-            }
-        });
+        CompletableFuture<Boolean> first = tryComplete(lease, stored, retention);
+        if (first.isDone()) { // a store that answers at once (in memory): no stage for the step
+            retryUnlessAnswered(first.join(), lease, stored, retention);
+            return SETTLED;
+        }
+        return first.thenAccept(answered -> retryUnlessAnswered(answered, lease, stored, retention));
+    }
+
+    private void retryUnlessAnswered(boolean answered, Lease lease, StoredResponse stored, Duration retention) {
+        if (!answered) {
+            long giveUpAt = System.nanoTime() + lease.duration().toNanos() / 2;
+            retryLater(lease, stored, retention, FIRST_RETRY_MILLIS, giveUpAt);
+        }
     }
 
     /**

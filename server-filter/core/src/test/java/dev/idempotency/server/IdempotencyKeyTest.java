@@ -63,4 +63,27 @@ class IdempotencyKeyTest {
         assertThat(key.toHeaderValue()).isEqualTo("\"a\\\"b\\\\c d\"");
         assertThat(IdempotencyKey.parse(key.toHeaderValue(), true)).isEqualTo(key);
     }
+
+    @Test
+    @DisplayName("S4: every printable key round-trips, with and without escapes, and only they parse")
+    void randomKeysRoundTrip() {
+        java.util.Random random = new java.util.Random(42);
+        for (int n = 0; n < 20_000; n++) {
+            char[] chars = new char[1 + random.nextInt(40)];
+            for (int i = 0; i < chars.length; i++) {
+                // mostly printable ASCII, quotes and backslashes often, now and then a control or non-ASCII character
+                int pick = random.nextInt(20);
+                chars[i] = pick == 0 ? '"' : pick == 1 ? '\\' : pick == 2 ? (char) random.nextInt(0x20)
+                    : pick == 3 ? (char) (0x7F + random.nextInt(0x100)) : (char) (0x20 + random.nextInt(0x5F));
+            }
+            String value = new String(chars);
+            boolean printable = value.chars().allMatch(c -> c >= 0x20 && c <= 0x7E);
+            String header = '"' + value.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+            if (printable) {
+                assertThat(IdempotencyKey.parse(header, true).value()).isEqualTo(value);
+            } else {
+                assertThatThrownBy(() -> IdempotencyKey.parse(header, true)).isInstanceOf(InvalidIdempotencyKeyException.class);
+            }
+        }
+    }
 }

@@ -73,6 +73,19 @@ class InMemoryRecordLayoutTest {
     }
 
     @Test
+    @DisplayName("S17: the digit table knows exactly the lowercase hex digits, of every char")
+    void everyCharHasItsDigitValue() {
+        for (int c = Character.MIN_VALUE; c <= Character.MAX_VALUE; c++) {
+            int expected = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            assertThat(HexDigits.value((char) c)).as("char %04x", c).isEqualTo(expected);
+        }
+        // a character past ASCII whose low seven bits are a digit is not one
+        assertThat(IdempotencyStore.isDigestKey("0123456789abcdef".repeat(4).substring(1) + (char) ('a' + 0x80)))
+            .isFalse();
+        assertThat(InMemoryIdempotencyStore.mapKey("0".repeat(63) + (char) ('0' + 0x100))).isInstanceOf(String.class);
+    }
+
+    @Test
     @DisplayName("S17: keys that are not 64 lowercase hex digits stay strings, and each is a record of its own")
     void otherKeysAreTheirOwnRecords() {
         String hex = "0123456789abcdef".repeat(4);
