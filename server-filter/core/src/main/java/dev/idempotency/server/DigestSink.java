@@ -7,7 +7,8 @@ import java.security.NoSuchAlgorithmException;
 /**
  * Length-prefixed fields written into one SHA-256 {@link MessageDigest}, through a small buffer
  * so short fields cost no digest call of their own. Digests are cloned from one prototype
- * instead of looked up per request. Not thread-safe.
+ * instead of looked up, and each thread reuses one sink ({@link #forThisThread()}). Not
+ * thread-safe.
  */
 final class DigestSink {
 
@@ -21,12 +22,40 @@ final class DigestSink {
         }
     }
 
+    private static final ThreadLocal<DigestSink> PER_THREAD = ThreadLocal.withInitial(DigestSink::new);
+
     private final MessageDigest digest;
     private final byte[] buf = new byte[128];
     private int pos;
+    private int uses;
+    private Thread owner;
 
     DigestSink() {
         this(newDigest());
+    }
+
+    /**
+     * @return this thread's sink, emptied: a digest and its buffer reused from request to
+     *     request instead of cloned for each. Not for nested use on one thread: a sink taken here
+     *     is good until the same thread takes it again.
+     */
+    static DigestSink forThisThread() {
+        DigestSink sink = PER_THREAD.get();
+        sink.digest.reset();
+        sink.pos = 0;
+        sink.uses++;
+        sink.owner = Thread.currentThread();
+        return sink;
+    }
+
+    /** @return how many times this sink was taken by {@link #forThisThread()}: a taker's use ended when it changed */
+    int use() {
+        return uses;
+    }
+
+    /** @return whether this is the calling thread's sink (a sink made with {@code new} is no thread's) */
+    boolean isThisThreads() {
+        return owner == Thread.currentThread();
     }
 
     private DigestSink(MessageDigest digest) {

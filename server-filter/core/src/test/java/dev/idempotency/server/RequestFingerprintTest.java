@@ -161,6 +161,44 @@ class RequestFingerprintTest {
     }
 
     @Test
+    @DisplayName("S7: a digest finished after its thread began another, or on another thread, is the same digest")
+    void digestsDoNotShareState() throws Exception {
+        byte[] body = "{\"a\":1}".getBytes(StandardCharsets.UTF_8);
+        RequestDigest alone = RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "alice", "POST", "/p", "k1");
+        byte[] expected = alone.fingerprint(RequestFingerprint.of("POST", "/p"), "application/json", body, body.length);
+
+        RequestDigest alice = RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "alice", "POST", "/p", "k1");
+        RequestDigest bob = RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "bob", "POST", "/p", "k1");
+        byte[] bobs = bob.fingerprint(RequestFingerprint.of("POST", "/p"), "application/json", body, body.length);
+        assertThat(alice.fingerprint(RequestFingerprint.of("POST", "/p"), "application/json", body, body.length))
+            .isEqualTo(expected).isNotEqualTo(bobs);
+        assertThat(alice.storeKey()).isEqualTo(alone.storeKey());
+
+        RequestDigest begunHere = RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "alice", "POST", "/p", "k1");
+        byte[][] there = new byte[1][];
+        Thread other = new Thread(() -> there[0] = begunHere.fingerprint(RequestFingerprint.of("POST", "/p"),
+            "application/json", body, body.length));
+        other.start();
+        other.join();
+        assertThat(there[0]).isEqualTo(expected);
+        // an abandoned digest leaves nothing behind for the thread's next one
+        RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "mallory", "POST", "/p", "k9");
+        assertThat(RequestDigest.begin(RequestDigest.CALLER_PRINCIPAL, "alice", "POST", "/p", "k1")
+            .fingerprint(RequestFingerprint.of("POST", "/p"), "application/json", body, body.length)).isEqualTo(expected);
+    }
+
+    @Test
+    @DisplayName("S6: the store key's hex digits are lowercase, two per byte, as HexFormat writes them")
+    void hexDigits() {
+        java.util.Random random = new java.util.Random(7);
+        for (int i = 0; i < 1000; i++) {
+            byte[] bytes = new byte[random.nextInt(40)];
+            random.nextBytes(bytes);
+            assertThat(RequestDigest.hex(bytes)).isEqualTo(java.util.HexFormat.of().formatHex(bytes));
+        }
+    }
+
+    @Test
     @DisplayName("S6/S7: the store key is SHA-256 of the documented length-prefixed fields, for ASCII, non-ASCII and"
         + " long scopes alike (records already stored must keep matching)")
     void storeKeyLayoutIsStable() throws Exception {
