@@ -15,9 +15,10 @@ import static dev.idempotency.server.Report.LOG;
 /**
  * The default execution mode (CONTRACT S10, S12-S15): the acquired record is protected by a
  * lease, kept alive by {@link LeaseKeeper} while the handler runs and while a streamed response
- * flows; then {@link Settlement} stores or releases the result. Nothing here waits: each step is
- * a stage, and the handler starts on the request's event loop, from where the route goes to the
- * executor it asked for.
+ * flows; then {@link Settlement} stores or releases the result. Nothing here waits: each step
+ * goes on from a callback when the one before it completes (on the request's event loop), and
+ * one stage per attempt carries the outcome. The handler starts on the event loop, from where
+ * the route goes to the executor it asked for.
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
