@@ -509,6 +509,16 @@ class IdempotencyFilterTest {
     }
 
     @Test
+    @DisplayName("S14: a response whose body cannot be encoded is an error and releases the key")
+    void unencodableResponseReleases() {
+        String k = key();
+        int before = api.calls("unwritable");
+        assertThat(http.postJson("/t/unwritable", k, "{}").statusCode()).isEqualTo(500);
+        assertThat(http.postJson("/t/unwritable", k, "{}").statusCode()).isEqualTo(500);
+        assertThat(api.calls("unwritable")).isEqualTo(before + 2);
+    }
+
+    @Test
     @DisplayName("S14: the layer's own rejections are never stored")
     void rejectionsAreNotStored() {
         String k = key();

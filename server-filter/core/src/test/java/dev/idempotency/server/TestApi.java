@@ -102,6 +102,22 @@ class TestApi {
             .body(Map.of("execution", count("status" + code)));
     }
 
+    /** A body whose encoding fails: the handler ran, but its response cannot be written. */
+    @Serdeable
+    record Unwritable(String value) {
+        @Override
+        public String value() {
+            throw new IllegalStateException("this body cannot be encoded");
+        }
+    }
+
+    @Post("/unwritable")
+    @Idempotent
+    Unwritable unwritable() {
+        count("unwritable");
+        return new Unwritable("x");
+    }
+
     @Post("/boom")
     @Idempotent
     Map<String, Object> boom() {
