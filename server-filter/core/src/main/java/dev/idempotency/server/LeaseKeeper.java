@@ -8,8 +8,10 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Keeps the leases of running requests alive (CONTRACT S12). A request registers its lease while
@@ -18,8 +20,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * last renewed. A renewal that finds the token gone (the lease was taken over) is counted and
  * stops; one that fails because the store is down is tried again at the next tick.
  *
- * <p>Registering and unregistering are two map operations, so a request that ends before its
- * first renewal (almost every request) costs no timer of its own. The tick runs every sixth of
+ * <p>A request on an event loop registers only if it still runs halfway to its first renewal
+ * (a timer of its own loop, set and cancelled by that loop's thread); elsewhere it registers at
+ * once. Registering and unregistering are two map operations. The tick runs every sixth of
  * the shortest lease seen (between 10 ms and 1 s) on {@link IdempotencyScheduler}'s thread, and
  * the renewals themselves are asynchronous store calls, at most one in flight per lease.
  */
@@ -55,10 +58,27 @@ final class LeaseKeeper {
 
     /** Starts keeping {@code lease} alive until the returned handle is closed. */
     Keeping keep(Lease lease) {
+        return keep(lease, null);
+    }
+
+    /**
+     * Starts keeping {@code lease} alive until the returned handle is closed. Almost every
+     * request ends long before its lease needs a renewal, so on an event loop the lease joins the
+     * kept ones only if its request still runs halfway to the first renewal: until then it is a
+     * timer of the request's own loop, which costs no write another thread sees.
+     *
+     * @param loop the request's loop, or {@code null} to register at once
+     */
+    Keeping keep(Lease lease, RequestLoop loop) {
         long period = Math.max(1, lease.duration().toNanos() / 3);
         Kept k = new Kept(lease, period, System.nanoTime() + period);
-        kept.put(k, Boolean.TRUE);
         ensureTicking(period / 2);
+        Future<?> timer = loop == null ? null : loop.scheduleHere(k::register, period / 2);
+        if (timer == null) {
+            k.register();
+        } else {
+            k.timer = timer;
+        }
         return k;
     }
 
@@ -113,12 +133,23 @@ final class LeaseKeeper {
             });
     }
 
-    /** One kept lease; identity is the object, so the same record held twice is kept twice. */
+    /**
+     * One kept lease; identity is the object, so the same record held twice is kept twice. It is
+     * pending (its loop's timer will register it), registered (in the map the tick renews from)
+     * or closed; closing a pending one cancels the timer, and a timer that fires anyway finds
+     * it closed and takes it out again.
+     */
     private final class Kept implements Keeping {
+        private static final int PENDING = 0;
+        private static final int REGISTERED = 1;
+        private static final int CLOSED = 2;
+
         final Lease lease;
         final long period;
         final AtomicBoolean renewing = new AtomicBoolean();
+        final AtomicInteger state = new AtomicInteger(PENDING);
         volatile long due;
+        volatile Future<?> timer;
 
         Kept(Lease lease, long period, long due) {
             this.lease = lease;
@@ -126,9 +157,24 @@ final class LeaseKeeper {
             this.due = due;
         }
 
+        void register() {
+            kept.put(this, Boolean.TRUE);
+            if (!state.compareAndSet(PENDING, REGISTERED)) {
+                kept.remove(this); // closed meanwhile
+            }
+        }
+
         @Override
         public void close() {
-            kept.remove(this);
+            int was = state.getAndSet(CLOSED);
+            if (was == REGISTERED) {
+                kept.remove(this);
+            } else if (was == PENDING) {
+                Future<?> t = timer;
+                if (t != null) {
+                    t.cancel(false);
+                }
+            }
         }
     }
 

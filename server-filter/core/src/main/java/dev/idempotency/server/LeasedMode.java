@@ -71,7 +71,7 @@ final class LeasedMode implements ExecutionMode {
             report.metrics().leaseTakenOver();
             LOG.info("idempotency lease taken over key={}: the earlier holder's lease expired", ex.key());
         }
-        LeaseKeeper.Keeping keeping = keeper.keep(lease);
+        LeaseKeeper.Keeping keeping = keeper.keep(lease, ex.loop());
         long started = System.nanoTime();
         CompletableFuture<MutableHttpResponse<?>> handled = ex.runHandler(ex.context());
         // back on the request's loop before capturing and settling: the response is written from

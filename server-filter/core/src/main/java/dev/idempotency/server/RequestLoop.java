@@ -8,6 +8,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
@@ -67,6 +69,25 @@ final class RequestLoop implements Executor {
             fallback.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
         } else {
             ((EventExecutor) executor).schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * Runs {@code task} on this loop after {@code delayNanos}, by the loop's own timer, when the
+     * caller is on the loop: a timer that is set and cancelled by the loop's own thread touches
+     * nothing another thread writes.
+     *
+     * @return the timer, to cancel; {@code null} when the caller is not on a Netty event loop or
+     *     the loop refuses the task (it is shutting down): then nothing was scheduled
+     */
+    Future<?> scheduleHere(Runnable task, long delayNanos) {
+        if (executor == null || !inLoop()) {
+            return null;
+        }
+        try {
+            return ((EventExecutor) executor).schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            return null;
         }
     }
 
