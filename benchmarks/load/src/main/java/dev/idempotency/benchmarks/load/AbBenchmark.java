@@ -40,9 +40,13 @@ public final class AbBenchmark {
     record Side(double requestsPerSecond, double cpuMicrosPerRequest, double eventLoopMicrosPerRequest) {
     }
 
-    /** The pairs, summarized: medians over the pairs, and the extremes of the req/s ratio. */
+    /**
+     * The pairs, summarized: medians over the pairs, the extremes of the req/s ratio, in how many
+     * pairs B was faster and slower, and how likely at least so lopsided a count is when the two
+     * builds are the same (a two-sided sign test: ties left out, each other pair a coin toss).
+     */
     record Summary(double medianRatio, double minRatio, double maxRatio, double medianCpuDifference,
-                   double medianEventLoopDifference) {
+                   double medianEventLoopDifference, int faster, int slower, double signTestP) {
     }
 
     /**
@@ -61,15 +65,38 @@ public final class AbBenchmark {
         double[] loops = new double[n];
         double min = Double.POSITIVE_INFINITY;
         double max = Double.NEGATIVE_INFINITY;
+        int faster = 0;
+        int slower = 0;
         for (int i = 0; i < n; i++) {
             ratios[i] = b.get(i).requestsPerSecond() / a.get(i).requestsPerSecond();
+            faster += ratios[i] > 1 ? 1 : 0;
+            slower += ratios[i] < 1 ? 1 : 0;
             min = Math.min(min, ratios[i]);
             max = Math.max(max, ratios[i]);
             cpu[i] = b.get(i).cpuMicrosPerRequest() - a.get(i).cpuMicrosPerRequest();
             loops[i] = b.get(i).eventLoopMicrosPerRequest() - a.get(i).eventLoopMicrosPerRequest();
         }
         return new Summary(LoadBenchmark.median(ratios), min, max, LoadBenchmark.median(cpu),
-            LoadBenchmark.median(loops));
+            LoadBenchmark.median(loops), faster, slower, signTest(faster, slower));
+    }
+
+    /**
+     * @return the two-sided p-value of {@code k} successes against {@code m} failures when each is
+     *     equally likely: twice the probability of a count at least as far from the middle, at most 1
+     */
+    static double signTest(int k, int m) {
+        int n = k + m;
+        if (n == 0) {
+            return 1;
+        }
+        int extreme = Math.min(k, m);
+        double tail = 0;
+        double choose = 1; // C(n, 0)
+        for (int i = 0; i <= extreme; i++) {
+            tail += choose;
+            choose = choose * (n - i) / (i + 1);
+        }
+        return Math.min(1, 2 * tail / Math.pow(2, n));
     }
 
     public static void main(String[] args) throws Exception {
@@ -161,9 +188,10 @@ public final class AbBenchmark {
             a.size(), seconds, warmup));
         sb.append("- A: ").append(classpathA).append('\n');
         sb.append("- B: ").append(classpathB).append('\n');
-        sb.append(String.format(Locale.ROOT, "- **B/A req/s: median %.3f** (pairs %.3f to %.3f); B minus A, service"
-                + " CPU per request: median %+.1f µs, of it on the event loops %+.1f µs%n%n", s.medianRatio(),
-            s.minRatio(), s.maxRatio(), s.medianCpuDifference(), s.medianEventLoopDifference()));
+        sb.append(String.format(Locale.ROOT, "- **B/A req/s: median %.3f** (pairs %.3f to %.3f; B faster in %d, slower in"
+                + " %d of %d pairs, sign test p = %.3f); B minus A, service CPU per request: median %+.1f µs, of it on"
+                + " the event loops %+.1f µs%n%n", s.medianRatio(), s.minRatio(), s.maxRatio(), s.faster(), s.slower(),
+            s.faster() + s.slower(), s.signTestP(), s.medianCpuDifference(), s.medianEventLoopDifference()));
         sb.append("| pair | A req/s | B req/s | B/A | A CPU/req | B CPU/req | A event loops/req | B event loops/req |\n");
         sb.append("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int i = 0; i < a.size(); i++) {

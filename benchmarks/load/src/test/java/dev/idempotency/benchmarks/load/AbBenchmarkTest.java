@@ -28,6 +28,21 @@ class AbBenchmarkTest {
         // differences -1, -2, +1 and -2, -0.5, +0.5
         assertThat(s.medianCpuDifference()).isCloseTo(-1.0, within(1e-9));
         assertThat(s.medianEventLoopDifference()).isCloseTo(-0.5, within(1e-9));
+        // two pairs faster, one tie: the tie counts for neither side
+        assertThat(s.faster()).isEqualTo(2);
+        assertThat(s.slower()).isZero();
+        assertThat(s.signTestP()).isCloseTo(0.5, within(1e-9));
+    }
+
+    @Test
+    void signTestIsTheTwoSidedBinomialTail() {
+        assertThat(AbBenchmark.signTest(0, 0)).isEqualTo(1.0);
+        assertThat(AbBenchmark.signTest(6, 6)).isEqualTo(1.0);
+        // 9 of 12: P(X >= 9) = (220 + 66 + 12 + 1) / 4096, doubled
+        assertThat(AbBenchmark.signTest(9, 3)).isCloseTo(2 * 299 / 4096.0, within(1e-12));
+        assertThat(AbBenchmark.signTest(3, 9)).isEqualTo(AbBenchmark.signTest(9, 3));
+        assertThat(AbBenchmark.signTest(12, 0)).isCloseTo(2 / 4096.0, within(1e-12));
+        assertThat(AbBenchmark.signTest(1, 0)).isEqualTo(1.0);
     }
 
     @Test
