@@ -28,7 +28,6 @@ final class DigestSink {
     private final byte[] buf = new byte[128];
     private int pos;
     private int uses;
-    private Thread owner;
 
     DigestSink() {
         this(newDigest());
@@ -44,18 +43,12 @@ final class DigestSink {
         sink.digest.reset();
         sink.pos = 0;
         sink.uses++;
-        sink.owner = Thread.currentThread();
         return sink;
     }
 
     /** @return how many times this sink was taken by {@link #forThisThread()}: a taker's use ended when it changed */
     int use() {
         return uses;
-    }
-
-    /** @return whether this is the calling thread's sink (a sink made with {@code new} is no thread's) */
-    boolean isThisThreads() {
-        return owner == Thread.currentThread();
     }
 
     private DigestSink(MessageDigest digest) {

@@ -95,7 +95,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
         if (read.isDone() && !read.isCompletedExceptionally() && loop.inLoop()) {
             // the usual case, a body that had arrived with the headers: on at once, without a stage
             try {
-                return proceed(request, policy, read.join(), loop, context, handler);
+                return proceed(request, policy, read.getNow(null), loop, context, handler);
             } catch (RuntimeException e) {
                 return CompletableFuture.failedFuture(e);
             }

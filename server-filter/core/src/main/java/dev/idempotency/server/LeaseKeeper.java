@@ -56,24 +56,19 @@ final class LeaseKeeper {
         void close();
     }
 
-    /** Starts keeping {@code lease} alive until the returned handle is closed. */
-    Keeping keep(Lease lease) {
-        return keep(lease, null);
-    }
-
     /**
      * Starts keeping {@code lease} alive until the returned handle is closed. Almost every
      * request ends long before its lease needs a renewal, so on an event loop the lease joins the
      * kept ones only if its request still runs halfway to the first renewal: until then it is a
      * timer of the request's own loop, which costs no write another thread sees.
      *
-     * @param loop the request's loop, or {@code null} to register at once
+     * @param loop the request's loop (off a Netty event loop the lease is registered at once)
      */
     Keeping keep(Lease lease, RequestLoop loop) {
         long period = Math.max(1, lease.duration().toNanos() / 3);
         Kept k = new Kept(lease, period, System.nanoTime() + period);
         ensureTicking(period / 2);
-        Future<?> timer = loop == null ? null : loop.scheduleHere(k::register, period / 2);
+        Future<?> timer = loop.scheduleHere(k::register, period / 2);
         if (timer == null) {
             k.register();
         } else {

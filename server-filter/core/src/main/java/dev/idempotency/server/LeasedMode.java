@@ -77,29 +77,37 @@ final class LeasedMode implements ExecutionMode {
         // back on the request's loop before capturing and settling: the response is written from
         // there anyway, and a store whose connections belong to event loops is called without a hop
         ex.loop().whenComplete(handled, (response, failure) -> {
-            CompletableFuture<ResponseCapture.Captured> captured;
-            if (failure != null) {
-                captured = CompletableFuture.failedFuture(failure);
-            } else {
+            if (failure == null) {
                 ex.policy().latency().record(System.nanoTime() - started); // for Retry-After (S11)
-                try {
-                    captured = settlement.releases(ex.request(), response)
-                        ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, null, false))
-                        : capture.capture(ex.request(), response);
-                } catch (RuntimeException | Error e) {
-                    captured = CompletableFuture.failedFuture(e);
-                }
             }
             // a streamed body's capture completes when its first item is encoded, on that thread
-            captured.whenComplete((c, captureFailure) -> {
+            capture(ex, response, failure).whenComplete((captured, captureFailure) -> {
                 try {
-                    RequestLoop.relay(settle(ex, lease, keeping, c, captureFailure), attempt);
+                    RequestLoop.relay(settle(ex, lease, keeping, captured, captureFailure), attempt);
                 } catch (RuntimeException | Error e) {
                     keeping.close();
                     attempt.completeExceptionally(e);
                 }
             });
         });
+    }
+
+    /**
+     * @return the handler's response captured for storing (or marked for release), or the
+     *     handler's failure, or the capture's own; never thrown
+     */
+    private CompletableFuture<ResponseCapture.Captured> capture(Exchange ex, MutableHttpResponse<?> response,
+                                                                 Throwable failure) {
+        if (failure != null) {
+            return CompletableFuture.failedFuture(failure);
+        }
+        try {
+            return settlement.releases(ex.request(), response)
+                ? CompletableFuture.completedFuture(new ResponseCapture.Captured(response, null, null, false))
+                : capture.capture(ex.request(), response);
+        } catch (RuntimeException | Error e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /**
@@ -143,6 +151,7 @@ final class LeasedMode implements ExecutionMode {
             return CompletableFuture.completedFuture(executed);
         }
         keeping.close();
+        // a body in memory is captured complete (see ResponseCapture.Captured): join returns at once
         CompletableFuture<Void> settled = settlement.complete(lease, captured.stored().join(), ex.policy().retention());
         return settled.isDone() ? CompletableFuture.completedFuture(executed) : settled.thenApply(v -> executed);
     }

@@ -20,6 +20,7 @@ final class RequestDigest {
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
 
     private final DigestSink sink;
+    private final Thread thread;
     private final int use;
     private final String storeKey;
     private final byte callerKind;
@@ -31,6 +32,7 @@ final class RequestDigest {
     private RequestDigest(DigestSink sink, byte callerKind, String caller, String method, String template, String key,
                           boolean withStoreKey) {
         this.sink = sink;
+        this.thread = Thread.currentThread();
         this.use = sink.use();
         this.callerKind = callerKind;
         this.caller = caller;
@@ -95,8 +97,8 @@ final class RequestDigest {
 
     /** Ends the pass with the request's parts; see {@link RequestFingerprint} for the format. */
     byte[] fingerprint(RequestFingerprint request, String contentType, byte[] body, int length) {
-        // the thread's sink, unless the thread began another digest since: then this one starts over
-        DigestSink s = sink.use() == use && sink.isThisThreads() ? sink
+        // the sink, unless this is another thread or the thread began another digest since: then start over
+        DigestSink s = thread == Thread.currentThread() && sink.use() == use ? sink
             : start(new DigestSink(), callerKind, caller, method, template, key);
         request.writeTo(s, contentType, body, length);
         byte[] hash = s.finish();

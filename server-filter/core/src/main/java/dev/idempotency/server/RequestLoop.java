@@ -101,13 +101,7 @@ final class RequestLoop implements Executor {
             return f;
         }
         CompletableFuture<T> resumed = new CompletableFuture<>();
-        f.whenComplete((value, failure) -> {
-            if (inLoop()) {
-                complete(resumed, value, failure);
-            } else {
-                execute(() -> complete(resumed, value, failure));
-            }
-        });
+        whenComplete(f, (value, failure) -> complete(resumed, value, failure));
         return resumed;
     }
 
@@ -116,18 +110,11 @@ final class RequestLoop implements Executor {
      * loop: at once when {@code stage} is already complete and the caller is on the loop, else
      * from the thread that completes it when that is the loop, else by a task handed to the loop.
      * What {@link #resume} does, without a stage in between for a caller that goes on with a
-     * callback.
+     * callback. Never waits.
      */
     <T> void whenComplete(CompletableFuture<T> stage, BiConsumer<? super T, ? super Throwable> then) {
         if (stage.isDone() && inLoop()) {
-            T value = null;
-            Throwable failure = null;
-            try {
-                value = stage.join();
-            } catch (CompletionException | CancellationException e) {
-                failure = e;
-            }
-            then.accept(value, failure);
+            acceptNow(stage, then);
             return;
         }
         stage.whenComplete((value, failure) -> {
@@ -141,18 +128,26 @@ final class RequestLoop implements Executor {
 
     /**
      * Completes {@code target} like {@code source}: at once when {@code source} is complete, else
-     * when it completes, on its thread.
+     * when it completes, on its thread. Never waits.
      */
     static <T> void relay(CompletableFuture<? extends T> source, CompletableFuture<T> target) {
         if (source.isDone()) {
-            try {
-                target.complete(source.join());
-            } catch (CompletionException | CancellationException e) {
-                target.completeExceptionally(e);
-            }
+            acceptNow(source, (value, failure) -> complete(target, value, failure));
         } else {
             source.whenComplete((value, failure) -> complete(target, value, failure));
         }
+    }
+
+    /** Hands the outcome of a stage that is already complete to {@code then}: its join returns at once. */
+    private static <T> void acceptNow(CompletableFuture<T> done, BiConsumer<? super T, ? super Throwable> then) {
+        T value = null;
+        Throwable failure = null;
+        try {
+            value = done.join();
+        } catch (CompletionException | CancellationException e) {
+            failure = e;
+        }
+        then.accept(value, failure);
     }
 
     private static <T> void complete(CompletableFuture<T> f, T value, Throwable failure) {

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.net.http.HttpResponse;
@@ -498,24 +499,14 @@ class IdempotencyFilterTest {
         assertThat(api.calls("status" + status)).isEqualTo(before + 2);
     }
 
-    @Test
-    @DisplayName("S14: an exception in the handler releases the key")
-    void exceptionReleases() {
+    @ParameterizedTest(name = "S14: {1} is a 500 and releases the key")
+    @CsvSource({"boom, an exception in the handler", "unwritable, a response whose body cannot be encoded"})
+    void failuresRelease(String route, String what) {
         String k = key();
-        int before = api.calls("boom");
-        assertThat(http.postJson("/t/boom", k, "{}").statusCode()).isEqualTo(500);
-        assertThat(http.postJson("/t/boom", k, "{}").statusCode()).isEqualTo(500);
-        assertThat(api.calls("boom")).isEqualTo(before + 2);
-    }
-
-    @Test
-    @DisplayName("S14: a response whose body cannot be encoded is an error and releases the key")
-    void unencodableResponseReleases() {
-        String k = key();
-        int before = api.calls("unwritable");
-        assertThat(http.postJson("/t/unwritable", k, "{}").statusCode()).isEqualTo(500);
-        assertThat(http.postJson("/t/unwritable", k, "{}").statusCode()).isEqualTo(500);
-        assertThat(api.calls("unwritable")).isEqualTo(before + 2);
+        int before = api.calls(route);
+        assertThat(http.postJson("/t/" + route, k, "{}").statusCode()).isEqualTo(500);
+        assertThat(http.postJson("/t/" + route, k, "{}").statusCode()).isEqualTo(500);
+        assertThat(api.calls(route)).isEqualTo(before + 2);
     }
 
     @Test

@@ -8,6 +8,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -59,14 +61,19 @@ class LeaseKeeperTest {
         return eventLoop.submit(() -> keeper.keep(lease, RequestLoop.current())).get(5, TimeUnit.SECONDS);
     }
 
-    @Test
-    @DisplayName("S12: a request that ends before halfway to its first renewal is never kept nor renewed")
-    void shortRequestsAreNeverKept() throws Exception {
+    @ParameterizedTest(name = "S12: a request that ends before halfway to its first renewal is never kept nor"
+        + " renewed (closed on its loop: {0})")
+    @ValueSource(booleans = {true, false})
+    void shortRequestsAreNeverKept(boolean closedOnTheLoop) throws Exception {
         Lease lease = acquire(Duration.ofMillis(600)); // first renewal after 200 ms, kept from 100 ms
         Instant deadline = deadline();
         LeaseKeeper.Keeping keeping = keepOnLoop(lease);
         assertThat(keeper.size()).isZero();
-        eventLoop.submit(keeping::close).get(5, TimeUnit.SECONDS);
+        if (closedOnTheLoop) {
+            eventLoop.submit(keeping::close).get(5, TimeUnit.SECONDS);
+        } else {
+            keeping.close(); // from another thread while the loop's timer is pending
+        }
         Thread.sleep(400);
         assertThat(keeper.size()).isZero();
         assertThat(deadline()).isEqualTo(deadline);
@@ -85,18 +92,6 @@ class LeaseKeeperTest {
             .isInstanceOf(AcquireResult.InProgress.class);
         keeping.close(); // from this thread, not the loop
         assertThat(keeper.size()).isZero();
-    }
-
-    @Test
-    @DisplayName("S12: closing from another thread while the loop's timer is pending keeps the lease out")
-    void closedFromAnotherThreadBeforeTheTimer() throws Exception {
-        Lease lease = acquire(Duration.ofMillis(600));
-        Instant deadline = deadline();
-        LeaseKeeper.Keeping keeping = keepOnLoop(lease);
-        keeping.close();
-        Thread.sleep(400);
-        assertThat(keeper.size()).isZero();
-        assertThat(deadline()).isEqualTo(deadline);
     }
 
     @Test

@@ -45,6 +45,14 @@ public class NonBlockingApi {
         return Map.of("execution", n, "echo", body);
     }
 
+    /** Like {@code /blocking}, under a lease short enough for a test to outlive. */
+    @Post("/long")
+    @Idempotent(lease = "1s")
+    @ExecuteOn(TaskExecutors.BLOCKING)
+    Map<String, Object> longRunning(@Body Map<String, Object> body) throws InterruptedException {
+        return blocking(body);
+    }
+
     @Post("/wait")
     @Idempotent(inFlightWait = "10s")
     @ExecuteOn(TaskExecutors.BLOCKING)

@@ -166,6 +166,23 @@ public abstract class NonBlockingFilterSuite {
     }
 
     @Test
+    @DisplayName("S12/S17: a handler that outlives its lease is kept alive without blocking (the loop's timer"
+        + " registers it, the keeper renews it): a duplicate gets 409, not a takeover")
+    void outlivesItsLease() throws Exception {
+        api.gate = new CountDownLatch(1);
+        api.entered = new CountDownLatch(1);
+        String k = key();
+        CompletableFuture<HttpResponse<byte[]>> original =
+            CompletableFuture.supplyAsync(() -> http.postJson("/nb/long", k, "{}"));
+        assertThat(api.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(2_500); // 2.5 leases: without renewals the key would be free by now
+        assertThat(http.postJson("/nb/long", k, "{}").statusCode()).isEqualTo(409);
+        api.gate.countDown();
+        assertThat(original.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(http.postJson("/nb/long", k, "{}").headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    }
+
+    @Test
     @DisplayName("S3/S5/S8/S17: rejections before the store (400 missing, 400 invalid, 413 sized and chunked) block nothing")
     void rejections() {
         assertThat(http.postJson("/nb/blocking", null, "{}").statusCode()).isEqualTo(400);
