@@ -71,7 +71,7 @@ final class Settlement {
     CompletableFuture<Void> complete(Lease lease, StoredResponse stored, Duration retention) {
         CompletableFuture<Boolean> first = tryComplete(lease, stored, retention);
         if (first.isDone()) { // a store that answers at once (in memory): no stage for the step
-            retryUnlessAnswered(first.join(), lease, stored, retention);
+            retryUnlessAnswered(first.getNow(Boolean.FALSE), lease, stored, retention); // never fails: see tryComplete
             return SETTLED;
         }
         return first.thenAccept(answered -> retryUnlessAnswered(answered, lease, stored, retention));
