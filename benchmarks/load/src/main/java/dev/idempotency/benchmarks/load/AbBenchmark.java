@@ -28,8 +28,11 @@ import java.util.UUID;
  * {@code load-benchmark.jar}; B defaults to this benchmark's own), {@code --kind=} the
  * configuration ({@link Wrk.Kind}, default {@code NEW_KEYS}), {@code --pairs=} (10),
  * {@code --seconds=} (5), {@code --warmup=} seconds of load per service before the pairs (40),
- * {@code --prop.<name>=<value>} a service property for both, {@code --out=} where to write the
- * report (default {@code benchmarks/load/target/ab-results.md}).
+ * {@code --prop.<name>=<value>} a service property for both, {@code --a.prop.<name>=<value>} and
+ * {@code --b.prop.<name>=<value>} one side's own (which override the common ones), {@code --a.jvm=}
+ * and {@code --b.jvm=} one side's JVM flags, {@code --out=} where to write the report (default
+ * {@code benchmarks/load/target/ab-results.md}). With the same build on both sides and a
+ * property or flag on one, the run measures what a setting costs.
  */
 public final class AbBenchmark {
 
@@ -124,8 +127,10 @@ public final class AbBenchmark {
         String run = UUID.randomUUID().toString().substring(0, 8);
         List<Side> sideA = new ArrayList<>();
         List<Side> sideB = new ArrayList<>();
-        try (LoadBenchmark.Service a = LoadBenchmark.Service.start(classpathA, props, List.of());
-             LoadBenchmark.Service b = LoadBenchmark.Service.start(classpathB, props, List.of())) {
+        Map<String, String> propsA = sideProperties(options, "a", props);
+        Map<String, String> propsB = sideProperties(options, "b", props);
+        try (LoadBenchmark.Service a = LoadBenchmark.Service.start(classpathA, propsA, jvmFlags(options, "a"));
+             LoadBenchmark.Service b = LoadBenchmark.Service.start(classpathB, propsB, jvmFlags(options, "b"))) {
             if (replays(kind)) {
                 a.prime("ab-" + run);
                 b.prime("ab-" + run);
@@ -145,13 +150,43 @@ public final class AbBenchmark {
                     sideB.get(i).requestsPerSecond() / sideA.get(i).requestsPerSecond());
             }
         }
-        String report = report(classpathA, classpathB, kind, seconds, warmup, sideA, sideB);
+        String report = report(describe(classpathA, options, "a"), describe(classpathB, options, "b"), kind, seconds,
+            warmup, sideA, sideB);
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.writeString(out, report, StandardCharsets.UTF_8);
         System.out.println();
         System.out.println(report);
         System.out.println("written to " + out.toAbsolutePath());
         System.exit(0);
+    }
+
+    /** @return the common service properties with side {@code side}'s own ({@code --a.prop.x=y}) over them */
+    static Map<String, String> sideProperties(Map<String, String> options, String side, Map<String, String> common) {
+        Map<String, String> props = new LinkedHashMap<>(common);
+        String prefix = side + ".prop.";
+        options.forEach((k, v) -> {
+            if (k.startsWith(prefix)) {
+                props.put(k.substring(prefix.length()), v);
+            }
+        });
+        return props;
+    }
+
+    /** @return side {@code side}'s JVM flags ({@code --a.jvm="-XX:... -XX:..."}), none by default */
+    static List<String> jvmFlags(Map<String, String> options, String side) {
+        String flags = options.getOrDefault(side + ".jvm", "").trim();
+        return flags.isEmpty() ? List.of() : List.of(flags.split("\\s+"));
+    }
+
+    /** @return a side's classpath, with its own properties and flags when it has any */
+    private static String describe(String classpath, Map<String, String> options, String side) {
+        StringBuilder sb = new StringBuilder(classpath);
+        options.forEach((k, v) -> {
+            if (k.startsWith(side + ".prop.") || k.equals(side + ".jvm")) {
+                sb.append(", ").append(k.substring(side.length() + 1)).append('=').append(v);
+            }
+        });
+        return sb.toString();
     }
 
     /** @return whether {@code kind} repeats one key (a replay, or its baseline) */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -32,6 +33,18 @@ class AbBenchmarkTest {
         assertThat(s.faster()).isEqualTo(2);
         assertThat(s.slower()).isZero();
         assertThat(s.signTestP()).isCloseTo(0.5, within(1e-9));
+    }
+
+    @Test
+    void eachSideTakesTheCommonPropertiesWithItsOwnOverThem() {
+        Map<String, String> options = LoadBenchmark.options(new String[] {"--prop.x=1", "--b.prop.x=2",
+            "--b.prop.y=3", "--a.jvm=-XX:+UseParallelGC  -Xlog:gc", "--pairs=4"});
+        Map<String, String> common = new java.util.LinkedHashMap<>(Map.of("z", "0"));
+        LoadBenchmark.putServiceProperties(options, common);
+        assertThat(AbBenchmark.sideProperties(options, "a", common)).isEqualTo(Map.of("z", "0", "x", "1"));
+        assertThat(AbBenchmark.sideProperties(options, "b", common)).isEqualTo(Map.of("z", "0", "x", "2", "y", "3"));
+        assertThat(AbBenchmark.jvmFlags(options, "a")).containsExactly("-XX:+UseParallelGC", "-Xlog:gc");
+        assertThat(AbBenchmark.jvmFlags(options, "b")).isEmpty();
     }
 
     @Test
