@@ -25,6 +25,8 @@ import static dev.idempotency.server.Report.LOG;
 final class Coordinator {
 
     private static final long WAIT_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** The {@code waitUntil} of a route without {@code inFlightWait}. */
+    private static final long NO_WAIT = Long.MIN_VALUE;
 
     private final IdempotencyConfiguration config;
     private final LeasedMode leased;
@@ -47,7 +49,9 @@ final class Coordinator {
 
     /** @return the response to the request: executed, replayed or a problem */
     CompletableFuture<MutableHttpResponse<?>> run(Exchange ex) {
-        return attempt(ex, System.nanoTime() + ex.policy().inFlightWait().toNanos());
+        long wait = ex.policy().inFlightWait().toNanos();
+        // without a wait (the default), a duplicate in flight is answered at once: no clock read
+        return attempt(ex, wait <= 0 ? NO_WAIT : System.nanoTime() + wait);
     }
 
     private CompletableFuture<MutableHttpResponse<?>> attempt(Exchange ex, long waitUntil) {
@@ -88,7 +92,7 @@ final class Coordinator {
             return CompletableFuture.completedFuture(responses.keyReused());
         }
         AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
-        long remaining = waitUntil - System.nanoTime();
+        long remaining = waitUntil == NO_WAIT ? 0 : waitUntil - System.nanoTime();
         if (remaining <= 0) {
             report.outcome(Outcome.CONFLICT, ex.key(), ex.request());
             return CompletableFuture.completedFuture(

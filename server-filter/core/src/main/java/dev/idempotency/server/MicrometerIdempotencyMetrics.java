@@ -31,7 +31,9 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
 
     private final MeterRegistry registry;
     private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
-    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+    /** By operation, one map per result: a lookup per call without building a key. */
+    private final Map<String, Timer> okTimers = new ConcurrentHashMap<>();
+    private final Map<String, Timer> errorTimers = new ConcurrentHashMap<>();
     private final Counter takeovers;
     private final Counter fenced;
     private final Counter lost;
@@ -67,7 +69,7 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     @Override
     public void storeLatency(String operation, long nanos, boolean failed) {
         String result = failed ? "error" : "ok";
-        timers.computeIfAbsent(operation + '/' + result, k -> Timer.builder("idempotency.store.latency")
+        (failed ? errorTimers : okTimers).computeIfAbsent(operation, k -> Timer.builder("idempotency.store.latency")
             .tag("operation", operation).tag("result", result)
             .description("Idempotency store call latency").register(registry))
             .record(nanos, TimeUnit.NANOSECONDS);

@@ -17,6 +17,11 @@ final class NoopIdempotencyMetrics implements IdempotencyMetrics {
     }
 
     @Override
+    public boolean recordsStoreLatency() {
+        return false;
+    }
+
+    @Override
     public void leaseTakenOver() {
     }
 

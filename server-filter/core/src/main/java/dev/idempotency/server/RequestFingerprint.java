@@ -50,8 +50,9 @@ public final class RequestFingerprint {
 
     private final String method;
     private final String path;
-    private final TreeMap<String, List<String>> query = new TreeMap<>();
-    private final TreeMap<String, List<String>> headers = new TreeMap<>();
+    /** Made on the first parameter or header: most requests have neither. */
+    private TreeMap<String, List<String>> query;
+    private TreeMap<String, List<String>> headers;
     private JsonCanonicalizer.Pointers ignored = JsonCanonicalizer.Pointers.NONE;
 
     private RequestFingerprint(String method, String path) {
@@ -70,12 +71,18 @@ public final class RequestFingerprint {
 
     /** Adds a decoded query parameter with all its values. */
     public RequestFingerprint query(String name, List<String> values) {
+        if (query == null) {
+            query = new TreeMap<>();
+        }
         query.computeIfAbsent(name, n -> new ArrayList<>()).addAll(values);
         return this;
     }
 
     /** Adds a request header to the fingerprint; the name is compared case-insensitively. */
     public RequestFingerprint header(String name, List<String> values) {
+        if (headers == null) {
+            headers = new TreeMap<>();
+        }
         headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), n -> new ArrayList<>()).addAll(values);
         return this;
     }
@@ -115,6 +122,10 @@ public final class RequestFingerprint {
     }
 
     private void writeHeaders(DigestSink sink) {
+        if (headers == null) {
+            sink.field(0);
+            return;
+        }
         sink.field(headers.size());
         headers.forEach((name, values) -> {
             sink.field(name);
@@ -124,6 +135,10 @@ public final class RequestFingerprint {
     }
 
     private static void writePairs(DigestSink sink, TreeMap<String, List<String>> pairs) {
+        if (pairs == null) {
+            sink.field(0); // the count of an empty map: the same bytes
+            return;
+        }
         int count = 0;
         for (List<String> values : pairs.values()) {
             count += values.size();

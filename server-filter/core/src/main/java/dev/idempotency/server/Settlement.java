@@ -41,6 +41,8 @@ final class Settlement {
     private final StoreCalls calls;
     private final IdempotencyScheduler scheduler;
     private final IdempotencyMetrics metrics;
+    /** The configured release statuses, indexed by status: a load instead of a boxed set lookup. */
+    private final boolean[] releaseStatuses;
 
     Settlement(IdempotencyConfiguration config, IdempotencyStore store, StoreCalls calls,
                IdempotencyScheduler scheduler, IdempotencyMetrics metrics) {
@@ -49,12 +51,18 @@ final class Settlement {
         this.calls = calls;
         this.scheduler = scheduler;
         this.metrics = metrics;
+        this.releaseStatuses = new boolean[500];
+        for (int status : config.getReleaseStatuses()) {
+            if (status >= 0 && status < 500) { // 100-499, as the configuration checks; 5xx release anyway
+                releaseStatuses[status] = true;
+            }
+        }
     }
 
     /** Whether the result releases the key instead of being stored (S14). */
     boolean releases(HttpRequest<?> request, MutableHttpResponse<?> response) {
         int status = response.code();
-        if (status >= 500 || config.getReleaseStatuses().contains(status)) {
+        if (status >= 500 || (status >= 0 && releaseStatuses[status])) {
             return true;
         }
         // the two attribute lookups only when their answer matters

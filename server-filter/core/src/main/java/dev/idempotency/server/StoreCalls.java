@@ -22,10 +22,13 @@ final class StoreCalls {
 
     private final IdempotencyMetrics metrics;
     private final StoreCircuit circuit;
+    /** Whether calls are timed: not when the metrics would drop the figure (no Micrometer). */
+    private final boolean timed;
 
     StoreCalls(IdempotencyMetrics metrics, StoreCircuit circuit) {
         this.metrics = metrics;
         this.circuit = circuit;
+        this.timed = metrics.recordsStoreLatency();
     }
 
     /** A new key the store circuit held back: the store is known down (S19). */
@@ -53,7 +56,7 @@ final class StoreCalls {
     }
 
     <T> CompletableFuture<T> timed(String operation, Supplier<? extends CompletionStage<T>> call) {
-        long start = System.nanoTime();
+        long start = timed ? System.nanoTime() : 0;
         CompletableFuture<T> stage;
         try {
             stage = call.get().toCompletableFuture();
@@ -61,12 +64,16 @@ final class StoreCalls {
             stage = CompletableFuture.failedFuture(e);
         }
         if (stage.isDone() && !stage.isCompletedExceptionally()) {
-            metrics.storeLatency(operation, System.nanoTime() - start, false); // the in-memory fast path
+            if (timed) { // the in-memory fast path
+                metrics.storeLatency(operation, System.nanoTime() - start, false);
+            }
             circuit.succeeded();
             return stage;
         }
         return stage.handle((value, failure) -> {
-            metrics.storeLatency(operation, System.nanoTime() - start, failure != null);
+            if (timed) {
+                metrics.storeLatency(operation, System.nanoTime() - start, failure != null);
+            }
             if (failure != null) {
                 circuit.failed(failure);
                 throw new CompletionException(storeFailure(operation, failure));

@@ -102,6 +102,62 @@ class RequestFingerprintTest {
     }
 
     @Test
+    @DisplayName("S7: a fingerprint is SHA-256 of the documented fields, with and without query and headers"
+        + " (records already stored must keep matching)")
+    void fingerprintLayoutIsStable() throws Exception {
+        byte[] body = "{ \"b\": 1, \"a\": [true, 1.0] }".getBytes(StandardCharsets.UTF_8);
+        // the request's parts alone: no query, no header (counts of zero), the canonical JSON body
+        Layout bare = new Layout().scopeOfNone().text("POST").text("/p").count(0).count(0);
+        bare.out.write('j');
+        bare.out.write("{\"a\":[true,1],\"b\":1}".getBytes(StandardCharsets.UTF_8));
+        assertThat(RequestFingerprint.of("post", "/p").compute("application/json; charset=utf-8", body, body.length))
+            .isEqualTo(bare.fingerprint());
+        // with a query (pairs sorted by name, then value) and a header (lower-cased name, its values as sent)
+        Layout full = new Layout().scopeOfNone().text("POST").text("/p")
+            .count(3).text("a").text("1").text("a").text("2").text("b").text("x")
+            .count(1).text("accept").count(2).text("text/csv").text("*/*");
+        full.out.write('r');
+        full.out.write(body);
+        assertThat(RequestFingerprint.of("POST", "/p").query("b", List.of("x")).query("a", List.of("2", "1"))
+            .header("Accept", List.of("text/csv", "*/*")).compute("text/plain", body, body.length))
+            .isEqualTo(full.fingerprint());
+    }
+
+    /** The fingerprint's input written field by field, independently of the code under test. */
+    private static final class Layout {
+        final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        final java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+
+        /** The tag and the empty anonymous scope of a fingerprint computed outside any scope. */
+        Layout scopeOfNone() throws java.io.IOException {
+            text("idempotency-key/" + RequestFingerprint.VERSION);
+            out.write(RequestDigest.CALLER_ANONYMOUS);
+            return text("").text("").text("").text("");
+        }
+
+        Layout text(String field) throws java.io.IOException {
+            byte[] b = field.getBytes(StandardCharsets.UTF_8);
+            out.writeInt(b.length);
+            out.write(b);
+            return this;
+        }
+
+        Layout count(int n) throws java.io.IOException {
+            out.writeInt(4);
+            out.writeInt(n);
+            return this;
+        }
+
+        byte[] fingerprint() throws Exception {
+            byte[] hash = java.security.MessageDigest.getInstance("SHA-256").digest(bytes.toByteArray());
+            byte[] fp = new byte[RequestFingerprint.LENGTH];
+            fp[0] = RequestFingerprint.VERSION;
+            System.arraycopy(hash, 0, fp, 1, hash.length);
+            return fp;
+        }
+    }
+
+    @Test
     @DisplayName("S7: ignored JSON Pointers remove members, with ~0/~1 escapes and array indexes")
     void ignoredPointers() {
         byte[] a = "{\"x\":1,\"meta\":{\"at\":\"1\",\"a/b\":1,\"t~\":2},\"list\":[1,2,3]}".getBytes();
