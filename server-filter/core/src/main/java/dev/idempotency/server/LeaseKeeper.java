@@ -6,12 +6,12 @@ import jakarta.inject.Singleton;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Keeps the leases of running requests alive (CONTRACT S12). A request registers its lease while
@@ -72,7 +72,7 @@ final class LeaseKeeper {
         if (timer == null) {
             k.register();
         } else {
-            k.timer = timer;
+            k.setTimer(timer);
         }
         return k;
     }
@@ -102,7 +102,7 @@ final class LeaseKeeper {
     private void tick() {
         long now = System.nanoTime();
         for (Kept k : kept.keySet()) {
-            if (now - k.due >= 0 && k.renewing.compareAndSet(false, true)) {
+            if (now - k.due() >= 0 && k.startRenewing()) {
                 renew(k);
             }
         }
@@ -122,9 +122,9 @@ final class LeaseKeeper {
                             + " will not be stored", lease.key());
                     }
                 } else {
-                    k.due = start + k.period;
+                    k.renewedAt(start);
                 }
-                k.renewing.set(false);
+                k.renewed();
             });
     }
 
@@ -139,12 +139,33 @@ final class LeaseKeeper {
         private static final int REGISTERED = 1;
         private static final int CLOSED = 2;
 
+        private static final VarHandle STATE;
+        private static final VarHandle RENEWING;
+        private static final VarHandle DUE;
+        private static final VarHandle TIMER;
+
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                STATE = lookup.findVarHandle(Kept.class, "state", int.class);
+                RENEWING = lookup.findVarHandle(Kept.class, "renewing", int.class);
+                DUE = lookup.findVarHandle(Kept.class, "due", long.class);
+                TIMER = lookup.findVarHandle(Kept.class, "timer", Future.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         final Lease lease;
         final long period;
-        final AtomicBoolean renewing = new AtomicBoolean();
-        final AtomicInteger state = new AtomicInteger(PENDING);
-        volatile long due;
-        volatile Future<?> timer;
+        // plain fields behind VarHandles: set in the constructor without a fence (the object is
+        // published to other threads by the loop's timer queue or the map), then read and changed
+        // with the ordering each use needs. A request that ends before its first renewal (almost
+        // all) pays no fence and no atomic object here but the one exchange in close.
+        private int state; // PENDING, REGISTERED or CLOSED
+        private int renewing; // 1 while a renewal is in flight
+        private long due;
+        private Future<?> timer;
 
         Kept(Lease lease, long period, long due) {
             this.lease = lease;
@@ -152,20 +173,41 @@ final class LeaseKeeper {
             this.due = due;
         }
 
+        long due() {
+            return (long) DUE.getAcquire(this);
+        }
+
+        void renewedAt(long start) {
+            DUE.setRelease(this, start + period);
+        }
+
+        /** @return whether this call may renew: no other renewal of this lease is in flight */
+        boolean startRenewing() {
+            return RENEWING.compareAndSet(this, 0, 1);
+        }
+
+        void renewed() {
+            RENEWING.setRelease(this, 0);
+        }
+
+        void setTimer(Future<?> t) {
+            TIMER.setRelease(this, t);
+        }
+
         void register() {
             kept.put(this, Boolean.TRUE);
-            if (!state.compareAndSet(PENDING, REGISTERED)) {
+            if (!STATE.compareAndSet(this, PENDING, REGISTERED)) {
                 kept.remove(this); // closed meanwhile
             }
         }
 
         @Override
         public void close() {
-            int was = state.getAndSet(CLOSED);
+            int was = (int) STATE.getAndSet(this, CLOSED);
             if (was == REGISTERED) {
                 kept.remove(this);
             } else if (was == PENDING) {
-                Future<?> t = timer;
+                Future<?> t = (Future<?>) TIMER.getAcquire(this);
                 if (t != null) {
                     t.cancel(false);
                 }

@@ -87,7 +87,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     private static final Logger LOG = LoggerFactory.getLogger(InMemoryIdempotencyStore.class);
 
-    private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+    private static final long WARN_EVERY_MILLIS = TimeUnit.MINUTES.toMillis(1);
     private static final long PURGE_AT_MOST_EVERY_MILLIS = 1000;
 
     private final ConcurrentHashMap<Object, Entry> entries;
@@ -178,7 +178,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         if (created.entry != null) {
             // the bounds are checked after the record is in, so a replay or a duplicate never
             // pays for a second map lookup; a new record that finds no room is taken out again
-            if (overBounds(created.occupancy, 0) && !makeRoom(created.occupancy, 0)) {
+            if (overBounds(created.occupancy, 0) && !makeRoom(created.occupancy, 0, now)) {
                 if (entries.remove(mapKey, created.entry)) {
                     add(-1, -created.entry.weight);
                 }
@@ -203,7 +203,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                                              Duration retention) {
         Objects.requireNonNull(response, "response");
         Checks.positive(retention, "retention");
-        long retentionEnd = clock.millis() + retention.toMillis();
+        long now = clock.millis();
+        long retentionEnd = now + retention.toMillis();
         Object mapKey = mapKey(storeKey);
         Entry held = entries.get(mapKey);
         if (held == null || !held.isHeldWith(fencingToken)) {
@@ -215,12 +216,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         long added = encoded.length - held.fingerprintLength;
         // a completion adds bytes, not records: only the byte bound can be passed here
         long before = occupancy.get();
-        if (Occupancy.bytes(before) + added > maxBytes && !makeRoom(before, added) && !response.bodyOmitted()) {
+        if (Occupancy.bytes(before) + added > maxBytes && !makeRoom(before, added, now) && !response.bodyOmitted()) {
             // no room for the body even after evicting every completed record: keep the outcome
             // without it (an omitted body, S15), so the operation stays protected and memory bounded
             encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength,
                 new StoredResponse(response.status(), response.headers(), new byte[0], true));
-            omitted(response.bodyLength());
+            omitted(response.bodyLength(), now);
         }
         byte[] stored = encoded;
         Entry[] done = new Entry[1];
@@ -378,10 +379,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
      * and {@code weight} more bytes fit; lock-free, so concurrent callers each evict what they need (a stale queue entry, whose record was replaced or purged, is
      * skipped). When no completed record is left, purges expired records (at most once a second).
      *
-     * @param seen   the occupancy the caller last saw
+     * @param seen      the occupancy the caller last saw
+     * @param nowMillis the store clock's time, which the caller has read already
      * @return whether there is room now
      */
-    private boolean makeRoom(long seen, long weight) {
+    private boolean makeRoom(long seen, long weight, long nowMillis) {
         long now = seen;
         while (overBounds(now, weight)) {
             Entry oldest = completionOrder.poll();
@@ -391,7 +393,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             }
             if (entries.remove(oldest.key, oldest)) {
                 now = add(-1, -oldest.weight);
-                evicted(now);
+                evicted(now, nowMillis);
             } else {
                 now = occupancy.get(); // a stale queue entry: others may have made room meanwhile
             }
@@ -406,8 +408,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             + " idempotency.store.memory.max-entries or .max-bytes, or use a shared store");
     }
 
-    private void omitted(int bodyLength) {
-        long count = omittedWarnings.count();
+    private void omitted(int bodyLength, long nowMillis) {
+        long count = omittedWarnings.count(nowMillis);
         if (count > 0) {
             LOG.warn("idempotency in-memory store full ({} of {} bytes held by requests in progress): stored {}"
                 + " responses without their body (the latest {} bytes); their replays say Idempotency-Replay: omitted."
@@ -500,8 +502,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         }
     }
 
-    private void evicted(long occupancy) {
-        long count = evictionWarnings.count();
+    private void evicted(long occupancy, long nowMillis) {
+        long count = evictionWarnings.count(nowMillis);
         if (count > 0) {
             LOG.warn("idempotency in-memory store full ({} records, {} of {} bytes): evicted {} earliest-completed"
                 + " records before their retention ended; retries of those keys will run again. Raise"
@@ -616,14 +618,20 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     private static final class OncePerMinute {
         /** An adder: a full store counts an eviction per new record, on every event loop. */
         private final LongAdder since = new LongAdder();
-        private final AtomicLong last = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+        /** When the last line was written, by the store's clock; none yet at first. */
+        private final AtomicLong last = new AtomicLong(Long.MIN_VALUE);
 
-        /** Counts one event; @return how many to report now, or 0 when a line was written less than a minute ago */
-        long count() {
+        /**
+         * Counts one event at {@code now}, the store clock's time the caller read already (no
+         * clock read per eviction); a clock set back counts as a minute gone.
+         *
+         * @return how many to report now, or 0 when a line was written less than a minute ago
+         */
+        long count(long now) {
             since.increment();
             long previous = last.get();
-            long now = System.nanoTime();
-            if (now - previous >= WARN_EVERY_NANOS && last.compareAndSet(previous, now)) {
+            boolean due = previous == Long.MIN_VALUE || now - previous >= WARN_EVERY_MILLIS || now < previous;
+            if (due && last.compareAndSet(previous, now)) {
                 long count = since.sum();
                 since.add(-count);
                 return count;
