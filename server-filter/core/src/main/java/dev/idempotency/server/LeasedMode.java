@@ -2,6 +2,7 @@ package dev.idempotency.server;
 
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
@@ -151,8 +152,12 @@ final class LeasedMode implements ExecutionMode {
             return CompletableFuture.completedFuture(executed);
         }
         keeping.close();
-        // a body in memory is captured complete (see ResponseCapture.Captured): join returns at once
-        CompletableFuture<Void> settled = settlement.complete(lease, captured.stored().join(), ex.policy().retention());
+        CompletableFuture<StoredResponse> stored = captured.stored();
+        if (!stored.isDone()) { // a body in memory is captured complete (ResponseCapture.Captured); never waited for
+            return stored.thenCompose(s -> settlement.complete(lease, s, ex.policy().retention()))
+                .thenApply(v -> executed);
+        }
+        CompletableFuture<Void> settled = settlement.complete(lease, stored.getNow(null), ex.policy().retention());
         return settled.isDone() ? CompletableFuture.completedFuture(executed) : settled.thenApply(v -> executed);
     }
 }

@@ -138,12 +138,15 @@ final class RequestLoop implements Executor {
         }
     }
 
-    /** Hands the outcome of a stage that is already complete to {@code then}: its join returns at once. */
+    /**
+     * Hands the outcome of a stage that is already complete to {@code then}, read with
+     * {@code getNow}, which cannot wait (its failure is thrown as by {@code join}).
+     */
     private static <T> void acceptNow(CompletableFuture<T> done, BiConsumer<? super T, ? super Throwable> then) {
         T value = null;
         Throwable failure = null;
         try {
-            value = done.join();
+            value = done.getNow(null);
         } catch (CompletionException | CancellationException e) {
             failure = e;
         }

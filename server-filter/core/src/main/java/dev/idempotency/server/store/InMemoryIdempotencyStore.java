@@ -45,10 +45,10 @@ import org.slf4j.LoggerFactory;
  * {@code maxBytes} bytes of heap, counting each record's key, fingerprint, stored response
  * (status, headers, body) and a fixed per-record overhead for the objects that hold them
  * (concurrent callers may overshoot either bound by one record each). When a new record, or a
- * completion's response, takes the store past a bound, the earliest-completed records are evicted, in
- * constant time each and without a lock (logged at WARN at most once a minute, since a retry of
- * an evicted key runs again); when no completed record is left, expired in-progress records are
- * purged (at most once a second). Then:
+ * completion's response, takes the store past a bound, the earliest-completed records are
+ * evicted, in constant time each and without a lock (logged at WARN at most once a minute of the
+ * store's clock, since a retry of an evicted key runs again); when no completed record is left,
+ * expired in-progress records are purged (at most once a second). Then:
  * <ul>
  *   <li>an acquire that still finds no room fails with {@link IdempotencyStoreException}
  *       (answered as 503): a running request's lock is never dropped and a handler never runs

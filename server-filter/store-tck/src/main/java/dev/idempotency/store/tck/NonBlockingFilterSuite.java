@@ -130,27 +130,31 @@ public abstract class NonBlockingFilterSuite {
         }
     }
 
+    /**
+     * Sends a request to a gated route and returns once its handler runs (it holds the key until
+     * {@code api.gate} opens).
+     */
+    private CompletableFuture<HttpResponse<byte[]>> startHeld(String path, String key) throws InterruptedException {
+        api.gate = new CountDownLatch(1);
+        api.entered = new CountDownLatch(1);
+        CompletableFuture<HttpResponse<byte[]>> held = CompletableFuture.supplyAsync(() -> http.postJson(path, key, "{}"));
+        assertThat(api.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        return held;
+    }
+
     @Test
     @DisplayName("S11/S17: a duplicate in flight gets 409; one that waits (inFlightWait) holds no thread and replays")
     void inFlight() throws Exception {
-        api.gate = new CountDownLatch(1);
-        api.entered = new CountDownLatch(1);
         String k = key();
-        CompletableFuture<HttpResponse<byte[]>> original =
-            CompletableFuture.supplyAsync(() -> http.postJson("/nb/blocking", k, "{}"));
-        assertThat(api.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<HttpResponse<byte[]>> original = startHeld("/nb/blocking", k);
         HttpResponse<byte[]> duplicate = http.postJson("/nb/blocking", k, "{}");
         assertThat(duplicate.statusCode()).isEqualTo(409);
         assertThat(duplicate.headers().firstValue("Retry-After")).isPresent();
         api.gate.countDown();
         assertThat(original.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 
-        api.gate = new CountDownLatch(1);
-        api.entered = new CountDownLatch(1);
         String w = key();
-        CompletableFuture<HttpResponse<byte[]>> first =
-            CompletableFuture.supplyAsync(() -> http.postJson("/nb/wait", w, "{}"));
-        assertThat(api.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<HttpResponse<byte[]>> first = startHeld("/nb/wait", w);
         List<CompletableFuture<HttpResponse<byte[]>>> waiting = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             waiting.add(CompletableFuture.supplyAsync(() -> http.postJson("/nb/wait", w, "{}")));
@@ -169,12 +173,8 @@ public abstract class NonBlockingFilterSuite {
     @DisplayName("S12/S17: a handler that outlives its lease is kept alive without blocking (the loop's timer"
         + " registers it, the keeper renews it): a duplicate gets 409, not a takeover")
     void outlivesItsLease() throws Exception {
-        api.gate = new CountDownLatch(1);
-        api.entered = new CountDownLatch(1);
         String k = key();
-        CompletableFuture<HttpResponse<byte[]>> original =
-            CompletableFuture.supplyAsync(() -> http.postJson("/nb/long", k, "{}"));
-        assertThat(api.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<HttpResponse<byte[]>> original = startHeld("/nb/long", k);
         Thread.sleep(2_500); // 2.5 leases: without renewals the key would be free by now
         assertThat(http.postJson("/nb/long", k, "{}").statusCode()).isEqualTo(409);
         api.gate.countDown();
