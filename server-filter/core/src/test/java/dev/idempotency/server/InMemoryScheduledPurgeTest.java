@@ -1,0 +1,59 @@
+package dev.idempotency.server;
+
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.testsupport.MutableClock;
+import io.micronaut.context.annotation.Factory;
+import io.micronaut.context.annotation.Property;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The in-memory store's scheduled purge (S16), on a short schedule and a fake clock. */
+@MicronautTest(startApplication = false)
+@Property(name = "spec.name", value = "InMemoryScheduledPurgeTest")
+@Property(name = "idempotency.store.memory.purge-interval", value = "100ms")
+class InMemoryScheduledPurgeTest {
+
+    @Factory
+    @Requires(property = "spec.name", value = "InMemoryScheduledPurgeTest")
+    static class Beans {
+        @Singleton
+        MutableClock clock() {
+            return new MutableClock();
+        }
+    }
+
+    @Inject
+    MutableClock clock;
+    @Inject
+    InMemoryIdempotencyStore store;
+
+    @Test
+    @DisplayName("S16: the in-memory store purges expired records on its schedule")
+    void scheduledPurge() throws Exception {
+        String storeKey = "purge-" + UUID.randomUUID();
+        byte[] fp = new byte[32];
+        assertThat(store.acquire(storeKey, fp, Duration.ofSeconds(5)).toCompletableFuture().join())
+            .isInstanceOf(AcquireResult.Acquired.class);
+        clock.advance(Duration.ofSeconds(6));
+        int before = store.size();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (store.size() >= before && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        // purged, not merely expired: a new acquire is a fresh record, not a takeover
+        AcquireResult again = store.acquire(storeKey, fp, Duration.ofSeconds(5)).toCompletableFuture().join();
+        assertThat(again).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(((AcquireResult.Acquired) again).takeover()).isFalse();
+    }
+}
