@@ -49,11 +49,11 @@ record Exchange(HttpRequest<?> request, RoutePolicy policy, RecordKey key, byte[
 
     /**
      * @param downstream    the filter continuation's response publisher, produced on call
-     * @param replayMarker  the replay header, removed from original responses (CONTRACT S13)
+     * @param replayMarker  the replay header, removed from original responses (CONTRACT S13); see {@link HeaderNames}
      * @return a handler that proceeds down the chain and completes with the route's response
      */
     static Supplier<CompletableFuture<MutableHttpResponse<?>>> handler(
-        Supplier<Publisher<MutableHttpResponse<?>>> downstream, String replayMarker) {
+        Supplier<Publisher<MutableHttpResponse<?>>> downstream, CharSequence replayMarker) {
         return () -> {
             SingleResponse single = new SingleResponse(replayMarker);
             try {
@@ -68,9 +68,9 @@ record Exchange(HttpRequest<?> request, RoutePolicy policy, RecordKey key, byte[
     /** The one response of the downstream publisher, as a stage. */
     private static final class SingleResponse implements Subscriber<MutableHttpResponse<?>> {
         final CompletableFuture<MutableHttpResponse<?>> result = new CompletableFuture<>();
-        private final String replayMarker;
+        private final CharSequence replayMarker;
 
-        SingleResponse(String replayMarker) {
+        SingleResponse(CharSequence replayMarker) {
             this.replayMarker = replayMarker;
         }
 

@@ -51,17 +51,17 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
     /** The header that marks a replay whose body was not stored. */
     public static final String REPLAY_DETAIL_HEADER = "Idempotency-Replay";
 
-    private final IdempotencyConfiguration config;
     private final RoutePolicies policies;
     private final RequestReader reader;
     private final Coordinator coordinator;
+    private final CharSequence replayMarker;
 
     IdempotencyFilter(IdempotencyConfiguration config, RoutePolicies policies, RequestReader reader,
                       Coordinator coordinator) {
-        this.config = config;
         this.policies = policies;
         this.reader = reader;
         this.coordinator = coordinator;
+        this.replayMarker = HeaderNames.of(config.getReplayedHeaderName());
     }
 
     @Override
@@ -84,7 +84,7 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
     @RequestFilter
     public CompletionStage<MutableHttpResponse<?>> filter(HttpRequest<?> request,
                                                          FilterContinuation<Publisher<MutableHttpResponse<?>>> continuation) {
-        var handler = Exchange.handler(continuation::proceed, config.getReplayedHeaderName());
+        var handler = Exchange.handler(continuation::proceed, replayMarker);
         RoutePolicy policy = policies.forRequest(request);
         if (policy == null) {
             return handler.get();

@@ -26,7 +26,8 @@ import java.util.function.BiConsumer;
  */
 final class RequestLoop implements Executor {
 
-    private static final boolean NETTY = present("io.netty.util.internal.ThreadExecutorMap");
+    /** Whether Netty is on the class path (it is optional for this module). */
+    static final boolean NETTY = present("io.netty.util.internal.ThreadExecutorMap");
     private static final RequestLoop INLINE = new RequestLoop(null);
 
     private final Object executor; // an EventExecutor when Netty is present, else null
@@ -44,6 +45,11 @@ final class RequestLoop implements Executor {
             }
         }
         return INLINE;
+    }
+
+    /** @return whether this is a Netty event loop and the calling thread is its thread */
+    boolean onNettyLoop() {
+        return executor != null && ((EventExecutor) executor).inEventLoop();
     }
 
     /** @return whether the calling thread is this loop (always, for the inline one) */
@@ -161,7 +167,7 @@ final class RequestLoop implements Executor {
         }
     }
 
-    private static boolean present(String className) {
+    static boolean present(String className) {
         try {
             Class.forName(className, false, RequestLoop.class.getClassLoader());
             return true;

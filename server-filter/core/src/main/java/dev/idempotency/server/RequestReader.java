@@ -2,7 +2,6 @@ package dev.idempotency.server;
 
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
-import io.micronaut.http.HttpHeaders;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
@@ -30,6 +29,7 @@ final class RequestReader {
     @Nullable
     private final CallerIdentityResolver callerResolver;
     private final Caller anonymous;
+    private final CharSequence keyHeader;
 
     RequestReader(IdempotencyConfiguration config, Responses responses, Report report,
                   @Nullable CallerIdentityResolver callerResolver) {
@@ -38,6 +38,7 @@ final class RequestReader {
         this.report = report;
         this.callerResolver = callerResolver;
         this.anonymous = new Caller(RequestDigest.CALLER_ANONYMOUS, config.getAnonymousScope());
+        this.keyHeader = HeaderNames.of(config.getHeaderName());
     }
 
     /** What reading a request gave. */
@@ -57,7 +58,7 @@ final class RequestReader {
     }
 
     CompletableFuture<Reading> read(HttpRequest<?> request, RoutePolicy policy) {
-        List<String> values = request.getHeaders().getAll(config.getHeaderName());
+        List<String> values = request.getHeaders().getAll(keyHeader);
         if (values.isEmpty()) {
             return done(policy.required() ? reject(responses.keyMissing()) : new Reading.Unprotected());
         }
@@ -84,7 +85,7 @@ final class RequestReader {
             // the scope (S6): caller, method, route template; then the key
             RequestDigest digest = RequestDigest.begin(caller.kind(), caller.id(), request.getMethodName(), policy.template(),
                 key.value());
-            byte[] fingerprint = digest.fingerprint(parts(request, policy), request.getHeaders().get(HttpHeaders.CONTENT_TYPE),
+            byte[] fingerprint = digest.fingerprint(parts(request, policy), request.getHeaders().get(HeaderNames.CONTENT_TYPE),
                 b.bytes(), b.length());
             String storeKey = digest.storeKey();
             return new Reading.Ready(new RecordKey(storeKey), fingerprint, new IdempotentOperation(key.value(),

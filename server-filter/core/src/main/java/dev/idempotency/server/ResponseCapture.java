@@ -75,7 +75,9 @@ final class ResponseCapture {
     private final IdempotencyConfiguration config;
     private final BeanProvider<ExecutorService> blocking;
     private final ByteBodyFactory bodies = ByteBodyFactory.createDefault(ByteArrayBufferFactory.INSTANCE);
-    private final List<String> storedHeaderNames;
+    /** The allow-listed headers (S13): each name to look up ({@link HeaderNames}) and, at the same index, to store. */
+    private final CharSequence[] storedHeaderLookups;
+    private final String[] storedHeaderNames;
 
     ResponseCapture(MessageBodyHandlerRegistry registry, ConversionService conversionService,
                     IdempotencyConfiguration config, @Named(TaskExecutors.BLOCKING) BeanProvider<ExecutorService> blocking) {
@@ -83,7 +85,9 @@ final class ResponseCapture {
         this.conversionService = conversionService;
         this.config = config;
         this.blocking = blocking;
-        this.storedHeaderNames = config.getStoredHeaders().stream().map(ResponseCapture::displayName).toList();
+        this.storedHeaderNames = config.getStoredHeaders().stream().map(ResponseCapture::displayName)
+            .toArray(String[]::new);
+        this.storedHeaderLookups = Arrays.stream(storedHeaderNames).map(HeaderNames::of).toArray(CharSequence[]::new);
     }
 
     /**
@@ -181,7 +185,8 @@ final class ResponseCapture {
     private Map<String, List<String>> storedHeaders(MutableHttpResponse<?> response) {
         Map<String, List<String>> headers = null;
         MutableHttpHeaders all = response.getHeaders();
-        for (String name : storedHeaderNames) {
+        for (int i = 0; i < storedHeaderLookups.length; i++) {
+            CharSequence name = storedHeaderLookups[i];
             if (!all.contains(name)) {
                 continue;
             }
@@ -190,7 +195,7 @@ final class ResponseCapture {
                 if (headers == null) {
                     headers = new LinkedHashMap<>(8);
                 }
-                headers.put(name, values);
+                headers.put(storedHeaderNames[i], values);
             }
         }
         return headers == null ? Map.of() : headers;
