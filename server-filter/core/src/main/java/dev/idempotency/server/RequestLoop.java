@@ -116,7 +116,9 @@ final class RequestLoop implements Executor {
      * loop: at once when {@code stage} is already complete and the caller is on the loop, else
      * from the thread that completes it when that is the loop, else by a task handed to the loop.
      * What {@link #resume} does, without a stage in between for a caller that goes on with a
-     * callback. Never waits.
+     * callback. Never waits. When the loop refuses the task (the server is shutting down),
+     * {@code then} runs on the completing thread instead, so a request that outlived its loop is
+     * still settled (its result stored or its key released) rather than left to its lease.
      */
     <T> void whenComplete(CompletableFuture<T> stage, BiConsumer<? super T, ? super Throwable> then) {
         if (stage.isDone() && inLoop()) {
@@ -126,8 +128,12 @@ final class RequestLoop implements Executor {
         stage.whenComplete((value, failure) -> {
             if (inLoop()) {
                 then.accept(value, failure);
-            } else {
+                return;
+            }
+            try {
                 execute(() -> then.accept(value, failure));
+            } catch (RejectedExecutionException e) {
+                then.accept(value, failure);
             }
         });
     }

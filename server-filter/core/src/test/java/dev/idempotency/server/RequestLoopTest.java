@@ -44,6 +44,19 @@ class RequestLoopTest {
     }
 
     @Test
+    @DisplayName("a stage completed after its loop shut down still goes on, on the completing thread")
+    void aLoopThatShutDownDoesNotLoseTheCallback() throws Exception {
+        DefaultEventLoop gone = new DefaultEventLoop();
+        RequestLoop loop = gone.submit(RequestLoop::current).get();
+        CompletableFuture<String> stage = new CompletableFuture<>();
+        CompletableFuture<Thread> where = new CompletableFuture<>();
+        loop.whenComplete(stage, (v, f) -> where.complete(Thread.currentThread()));
+        assertThat(gone.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS)).isTrue();
+        stage.complete("late"); // as a store's thread would, after the server stopped
+        assertThat(where.getNow(null)).isSameAs(Thread.currentThread());
+    }
+
+    @Test
     @DisplayName("a stage completed on another thread goes on on the request's loop")
     void otherThreadsHandBack() throws Exception {
         RequestLoop loop = EVENT_LOOP.submit(RequestLoop::current).get();
