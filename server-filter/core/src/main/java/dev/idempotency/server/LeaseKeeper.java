@@ -9,7 +9,6 @@ import org.slf4j.LoggerFactory;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -22,11 +21,10 @@ import java.util.concurrent.TimeUnit;
  * stops; one that fails because the store is down is tried again at the next tick.
  *
  * <p>A request on an event loop registers only if it still runs halfway to its first renewal
- * (until then it waits in a list of its loop's own, which one timer of that loop goes through);
- * elsewhere it registers at once. Registering and unregistering are two map operations. The
- * tick runs every sixth of the shortest lease seen (between 10 ms and 1 s) on
- * {@link IdempotencyScheduler}'s thread, and the renewals themselves are asynchronous store
- * calls, at most one in flight per lease.
+ * (a timer of its own loop, set and cancelled by that loop's thread); elsewhere it registers at
+ * once. Registering and unregistering are two map operations. The tick runs every sixth of
+ * the shortest lease seen (between 10 ms and 1 s) on {@link IdempotencyScheduler}'s thread, and
+ * the renewals themselves are asynchronous store calls, at most one in flight per lease.
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
@@ -35,19 +33,12 @@ final class LeaseKeeper {
     private static final Logger LOG = LoggerFactory.getLogger(IdempotencyFilter.class);
     private static final long MIN_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_TICK_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /**
-     * The longest time between two passes over an event loop's waiting leases: short, so a
-     * closed lease is dropped before a young collection would find it still referenced.
-     */
-    private static final long MAX_PASS_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final IdempotencyStore store;
     private final IdempotencyScheduler scheduler;
     private final StoreCalls calls;
     private final IdempotencyMetrics metrics;
     private final ConcurrentHashMap<Kept, Boolean> kept = new ConcurrentHashMap<>();
-    /** Each event loop's leases not registered yet; used by that loop's thread only. */
-    private final ThreadLocal<Pending> pending = ThreadLocal.withInitial(Pending::new);
     private final Object tickLock = new Object();
     private volatile long tickNanos = Long.MAX_VALUE; // written under tickLock
     private IdempotencyScheduler.Cancellable ticker; // guarded by tickLock
@@ -68,19 +59,20 @@ final class LeaseKeeper {
     /**
      * Starts keeping {@code lease} alive until the returned handle is closed. Almost every
      * request ends long before its lease needs a renewal, so on an event loop the lease joins the
-     * kept ones only if its request still runs halfway to the first renewal: until then it waits
-     * in its loop's own list ({@link Pending}), which costs no write another thread sees and no
-     * timer of its own.
+     * kept ones only if its request still runs halfway to the first renewal: until then it is a
+     * timer of the request's own loop, which costs no write another thread sees.
      *
      * @param loop the request's loop (off a Netty event loop the lease is registered at once)
      */
     Keeping keep(Lease lease, RequestLoop loop) {
         long period = Math.max(1, lease.duration().toNanos() / 3);
-        long now = System.nanoTime();
-        Kept k = new Kept(lease, period, now + period);
+        Kept k = new Kept(lease, period, System.nanoTime() + period);
         ensureTicking(period / 2);
-        if (!loop.onNettyLoop() || !pending.get().add(k, now + period / 2, period / 4, loop)) {
+        Future<?> timer = loop.scheduleHere(k::register, period / 2);
+        if (timer == null) {
             k.register();
+        } else {
+            k.setTimer(timer);
         }
         return k;
     }
@@ -88,83 +80,6 @@ final class LeaseKeeper {
     /** @return how many leases are kept now (for tests and health) */
     int size() {
         return kept.size();
-    }
-
-    /** @return how many leases wait in the calling event loop's list, closed or not (for tests) */
-    int pendingHere() {
-        return pending.get().waiting.size();
-    }
-
-    /**
-     * One event loop's leases that are not registered yet, in the order they were taken, used by
-     * that loop's thread only. A pass over the list, run by the loop's timer while the list is
-     * not empty, drops the closed ones (almost all) and registers each still open one whose
-     * request has run half its first renewal period. The passes come every quarter of the
-     * shortest renewal period the loop has seen, between a millisecond and {@link #MAX_PASS_NANOS},
-     * so a lease is registered before its first renewal is due; one timer serves every request
-     * of the loop, where each request set and cancelled a timer of its own before.
-     */
-    private static final class Pending implements Runnable {
-        private static final long MIN_PASS_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-
-        final ArrayDeque<Kept> waiting = new ArrayDeque<>();
-        private long passNanos = Long.MAX_VALUE;
-        private RequestLoop loop;
-        private Future<?> pass;
-
-        /**
-         * @return whether {@code k} waits here, to be registered at {@code registerAt}; {@code false}
-         *     when the loop refuses the timer (it is shutting down): the caller registers it now
-         */
-        boolean add(Kept k, long registerAt, long quarterPeriod, RequestLoop on) {
-            long every = Math.max(MIN_PASS_NANOS, Math.min(MAX_PASS_NANOS, quarterPeriod));
-            if (pass == null || every < passNanos) {
-                passNanos = Math.min(passNanos, every);
-                if (pass != null) {
-                    pass.cancel(false); // a shorter lease than any before: passes come sooner from now on
-                }
-                loop = on;
-                pass = loop.scheduleHere(this, passNanos);
-                if (pass == null) { // the loop is shutting down: keep every lease from now on
-                    registerAll();
-                    return false;
-                }
-            }
-            k.registerAt = registerAt;
-            waiting.add(k);
-            return true;
-        }
-
-        @Override
-        public void run() {
-            pass = null;
-            long now = System.nanoTime();
-            for (int n = waiting.size(); n > 0; n--) {
-                Kept k = waiting.poll();
-                if (k.isClosed()) {
-                    continue;
-                }
-                if (now - k.registerAt >= 0) {
-                    k.register();
-                } else {
-                    waiting.add(k);
-                }
-            }
-            if (!waiting.isEmpty()) {
-                pass = loop.scheduleHere(this, passNanos);
-                if (pass == null) { // the loop is shutting down: keep what is left from now on
-                    registerAll();
-                }
-            }
-        }
-
-        private void registerAll() {
-            for (Kept k; (k = waiting.poll()) != null; ) {
-                if (!k.isClosed()) {
-                    k.register();
-                }
-            }
-        }
     }
 
     private void ensureTicking(long wanted) {
@@ -215,9 +130,9 @@ final class LeaseKeeper {
 
     /**
      * One kept lease; identity is the object, so the same record held twice is kept twice. It is
-     * pending (in its loop's {@link Pending} list, which will register it or drop it once
-     * closed), registered (in the map the tick renews from) or closed; one closed while its
-     * registration runs is taken out again by whichever of the two comes second.
+     * pending (its loop's timer will register it), registered (in the map the tick renews from)
+     * or closed; closing a pending one cancels the timer, and a timer that fires anyway finds
+     * it closed and takes it out again.
      */
     private final class Kept implements Keeping {
         private static final int PENDING = 0;
@@ -227,6 +142,7 @@ final class LeaseKeeper {
         private static final VarHandle STATE;
         private static final VarHandle RENEWING;
         private static final VarHandle DUE;
+        private static final VarHandle TIMER;
 
         static {
             try {
@@ -234,6 +150,7 @@ final class LeaseKeeper {
                 STATE = lookup.findVarHandle(Kept.class, "state", int.class);
                 RENEWING = lookup.findVarHandle(Kept.class, "renewing", int.class);
                 DUE = lookup.findVarHandle(Kept.class, "due", long.class);
+                TIMER = lookup.findVarHandle(Kept.class, "timer", Future.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -242,14 +159,13 @@ final class LeaseKeeper {
         final Lease lease;
         final long period;
         // plain fields behind VarHandles: set in the constructor without a fence (the object is
-        // published to other threads by the map), then read and changed
+        // published to other threads by the loop's timer queue or the map), then read and changed
         // with the ordering each use needs. A request that ends before its first renewal (almost
         // all) pays no fence and no atomic object here but the one exchange in close.
         private int state; // PENDING, REGISTERED or CLOSED
         private int renewing; // 1 while a renewal is in flight
         private long due;
-        /** When its loop's list registers it; read and written by that loop's thread only. */
-        long registerAt;
+        private Future<?> timer;
 
         Kept(Lease lease, long period, long due) {
             this.lease = lease;
@@ -274,8 +190,8 @@ final class LeaseKeeper {
             RENEWING.setRelease(this, 0);
         }
 
-        boolean isClosed() {
-            return (int) STATE.getAcquire(this) == CLOSED;
+        void setTimer(Future<?> t) {
+            TIMER.setRelease(this, t);
         }
 
         void register() {
@@ -287,8 +203,14 @@ final class LeaseKeeper {
 
         @Override
         public void close() {
-            if ((int) STATE.getAndSet(this, CLOSED) == REGISTERED) {
+            int was = (int) STATE.getAndSet(this, CLOSED);
+            if (was == REGISTERED) {
                 kept.remove(this);
+            } else if (was == PENDING) {
+                Future<?> t = (Future<?>) TIMER.getAcquire(this);
+                if (t != null) {
+                    t.cancel(false);
+                }
             }
         }
     }

@@ -47,11 +47,6 @@ final class RequestLoop implements Executor {
         return INLINE;
     }
 
-    /** @return whether this is a Netty event loop and the calling thread is its thread */
-    boolean onNettyLoop() {
-        return executor != null && ((EventExecutor) executor).inEventLoop();
-    }
-
     /** @return whether the calling thread is this loop (always, for the inline one) */
     boolean inLoop() {
         return executor == null || ((EventExecutor) executor).inEventLoop();
@@ -173,7 +168,7 @@ final class RequestLoop implements Executor {
         }
     }
 
-    static boolean present(String className) {
+    private static boolean present(String className) {
         try {
             Class.forName(className, false, RequestLoop.class.getClassLoader());
             return true;

@@ -95,30 +95,6 @@ class LeaseKeeperTest {
     }
 
     @Test
-    @DisplayName("S12: a loop's waiting leases are dropped once their requests ended, and one still running among"
-        + " them is kept")
-    void waitingLeasesAreDropped() throws Exception {
-        Lease running = acquire(Duration.ofMillis(600));
-        LeaseKeeper.Keeping stillRunning = keepOnLoop(running);
-        int ended = 5_000;
-        int waiting = eventLoop.submit(() -> {
-            int before = keeper.pendingHere();
-            for (int i = 0; i < ended; i++) {
-                keeper.keep(new Lease(new RecordKey(KEY), running.token() + 1 + i, Duration.ofMillis(600)),
-                    RequestLoop.current()).close();
-            }
-            return keeper.pendingHere() - before; // no pass can run in between: this is the loop's thread
-        }).get(5, TimeUnit.SECONDS);
-        assertThat(waiting).isEqualTo(ended);
-        assertThat(keeper.size()).isZero();
-        Thread.sleep(400); // past halfway to the first renewal (100 ms) and many passes (every 10 ms at most)
-        assertThat(eventLoop.submit(keeper::pendingHere).get(5, TimeUnit.SECONDS)).isZero();
-        assertThat(keeper.size()).isEqualTo(1);
-        stillRunning.close();
-        assertThat(keeper.size()).isZero();
-    }
-
-    @Test
     @DisplayName("S12: off an event loop a lease is kept at once")
     void offTheLoopAtOnce() {
         LeaseKeeper.Keeping keeping = keeper.keep(acquire(Duration.ofSeconds(30)), RequestLoop.current());
