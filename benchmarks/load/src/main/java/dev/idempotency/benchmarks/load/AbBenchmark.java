@@ -24,9 +24,16 @@ import java.util.UUID;
  * service CPU per request (process and event loops); the report is the median over the pairs
  * with the spread, and every pair.
  *
+ * <p>The service started second has an edge of its own on this kind of machine (2026-11-26: in
+ * six one-pass runs it won 92 of 144 pairs, whichever build it was), so by default the run makes
+ * two passes of {@code --pairs} pairs, with fresh services started A first in the first pass and
+ * B first in the second: the figures over both passes cancel the edge. {@code --passes=1} makes
+ * the one pass, A started first.
+ *
  * <p>Options: {@code --a=} and {@code --b=} the classpaths (a build's
  * {@code load-benchmark.jar}; B defaults to this benchmark's own), {@code --kind=} the
- * configuration ({@link Wrk.Kind}, default {@code NEW_KEYS}), {@code --pairs=} (10),
+ * configuration ({@link Wrk.Kind}, default {@code NEW_KEYS}), {@code --pairs=} per pass (10),
+ * {@code --passes=} (2),
  * {@code --seconds=} (5), {@code --warmup=} seconds of load per service before the pairs (40),
  * {@code --prop.<name>=<value>} a service property for both, {@code --a.prop.<name>=<value>} and
  * {@code --b.prop.<name>=<value>} one side's own (which override the common ones), {@code --a.jvm=}
@@ -121,6 +128,11 @@ public final class AbBenchmark {
         int pairs = Integer.parseInt(options.getOrDefault("pairs", "10"));
         int seconds = Integer.parseInt(options.getOrDefault("seconds", "5"));
         int warmup = Integer.parseInt(options.getOrDefault("warmup", "40"));
+        int passes = Integer.parseInt(options.getOrDefault("passes", "2"));
+        if (passes < 1) {
+            System.err.println("--passes must be 1 or more, was " + passes);
+            System.exit(2);
+        }
         Path out = Path.of(options.getOrDefault("out", "benchmarks/load/target/ab-results.md"));
 
         Wrk wrk = new Wrk(Files.createTempDirectory("idempotency-ab"));
@@ -129,8 +141,35 @@ public final class AbBenchmark {
         List<Side> sideB = new ArrayList<>();
         Map<String, String> propsA = sideProperties(options, "a", props);
         Map<String, String> propsB = sideProperties(options, "b", props);
-        try (LoadBenchmark.Service a = LoadBenchmark.Service.start(classpathA, propsA, jvmFlags(options, "a"));
-             LoadBenchmark.Service b = LoadBenchmark.Service.start(classpathB, propsB, jvmFlags(options, "b"))) {
+        for (int pass = 0; pass < passes; pass++) {
+            boolean bFirst = pass % 2 == 1; // the second pass starts B's service first (see the class comment)
+            runPass(wrk, run + "-" + pass, kind, pairs, seconds, warmup, bFirst, classpathA, propsA,
+                jvmFlags(options, "a"), classpathB, propsB, jvmFlags(options, "b"), sideA, sideB);
+        }
+        String report = report(describe(classpathA, options, "a"), describe(classpathB, options, "b"), kind, seconds,
+            warmup, pairs, sideA, sideB);
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, report, StandardCharsets.UTF_8);
+        System.out.println();
+        System.out.println(report);
+        System.out.println("written to " + out.toAbsolutePath());
+        System.exit(0);
+    }
+
+    /** One pass: both services started (B's first when {@code bFirst}), warmed up, then {@code pairs} pairs. */
+    private static void runPass(Wrk wrk, String run, Wrk.Kind kind, int pairs, int seconds, int warmup, boolean bFirst,
+                                String classpathA, Map<String, String> propsA, List<String> jvmA,
+                                String classpathB, Map<String, String> propsB, List<String> jvmB,
+                                List<Side> sideA, List<Side> sideB) throws Exception {
+        LoadBenchmark.Service first = null;
+        LoadBenchmark.Service second = null;
+        try {
+            first = bFirst ? LoadBenchmark.Service.start(classpathB, propsB, jvmB)
+                : LoadBenchmark.Service.start(classpathA, propsA, jvmA);
+            second = bFirst ? LoadBenchmark.Service.start(classpathA, propsA, jvmA)
+                : LoadBenchmark.Service.start(classpathB, propsB, jvmB);
+            LoadBenchmark.Service a = bFirst ? second : first;
+            LoadBenchmark.Service b = bFirst ? first : second;
             if (replays(kind)) {
                 a.prime("ab-" + run);
                 b.prime("ab-" + run);
@@ -141,23 +180,24 @@ public final class AbBenchmark {
             }
             for (int i = 0; i < pairs; i++) {
                 boolean aFirst = i % 2 == 0;
-                Side first = measure(wrk, aFirst ? a : b, kind, key(kind, run, "p" + i + "f"), seconds);
-                Side second = measure(wrk, aFirst ? b : a, kind, key(kind, run, "p" + i + "s"), seconds);
-                sideA.add(aFirst ? first : second);
-                sideB.add(aFirst ? second : first);
-                System.out.printf(Locale.ROOT, "pair %d: A %.0f req/s, B %.0f req/s, B/A %.3f%n", i + 1,
-                    sideA.get(i).requestsPerSecond(), sideB.get(i).requestsPerSecond(),
-                    sideB.get(i).requestsPerSecond() / sideA.get(i).requestsPerSecond());
+                Side one = measure(wrk, aFirst ? a : b, kind, key(kind, run, "p" + i + "f"), seconds);
+                Side two = measure(wrk, aFirst ? b : a, kind, key(kind, run, "p" + i + "s"), seconds);
+                Side x = aFirst ? one : two;
+                Side y = aFirst ? two : one;
+                sideA.add(x);
+                sideB.add(y);
+                System.out.printf(Locale.ROOT, "pair %d (%s started first): A %.0f req/s, B %.0f req/s, B/A %.3f%n",
+                    sideA.size(), bFirst ? "B" : "A", x.requestsPerSecond(), y.requestsPerSecond(),
+                    y.requestsPerSecond() / x.requestsPerSecond());
+            }
+        } finally {
+            if (second != null) {
+                second.close();
+            }
+            if (first != null) {
+                first.close();
             }
         }
-        String report = report(describe(classpathA, options, "a"), describe(classpathB, options, "b"), kind, seconds,
-            warmup, sideA, sideB);
-        Files.createDirectories(out.toAbsolutePath().getParent());
-        Files.writeString(out, report, StandardCharsets.UTF_8);
-        System.out.println();
-        System.out.println(report);
-        System.out.println("written to " + out.toAbsolutePath());
-        System.exit(0);
     }
 
     /** @return the common service properties with side {@code side}'s own ({@code --a.prop.x=y}) over them */
@@ -213,27 +253,42 @@ public final class AbBenchmark {
             LoadBenchmark.microsPerRequest(threadsBefore, threadsAfter, ProcCpu.Group.EVENT_LOOPS, r));
     }
 
+    /** @return one summary as a line of the report */
+    static String line(String which, Summary s) {
+        return String.format(Locale.ROOT, "%s: B/A req/s median %.3f (pairs %.3f to %.3f; B faster in %d, slower in"
+                + " %d of %d pairs, sign test p = %.3f); B minus A, service CPU per request: median %+.1f µs, of it on"
+                + " the event loops %+.1f µs", which, s.medianRatio(), s.minRatio(), s.maxRatio(), s.faster(),
+            s.slower(), s.faster() + s.slower(), s.signTestP(), s.medianCpuDifference(), s.medianEventLoopDifference());
+    }
+
     private static String report(String classpathA, String classpathB, Wrk.Kind kind, int seconds, int warmup,
-                                 List<Side> a, List<Side> b) {
+                                 int pairsPerPass, List<Side> a, List<Side> b) {
         Summary s = summarize(a, b);
+        int passes = a.size() / pairsPerPass;
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "# A/B, %s, %d CPUs, Java %s: %s (%s), wrk -t2 -c32, %d pairs of %d s"
-                + " alternated, after %d s of warm-up each%n%n", LocalDate.now(),
-            Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), kind, kind.path,
-            a.size(), seconds, warmup));
+                + " alternated, in %d pass%s of fresh services (the second started B first), after %d s of warm-up"
+                + " each%n%n", LocalDate.now(), Runtime.getRuntime().availableProcessors(),
+            System.getProperty("java.version"), kind, kind.path, a.size(), seconds, passes, passes == 1 ? "" : "es",
+            warmup));
         sb.append("- A: ").append(classpathA).append('\n');
         sb.append("- B: ").append(classpathB).append('\n');
-        sb.append(String.format(Locale.ROOT, "- **B/A req/s: median %.3f** (pairs %.3f to %.3f; B faster in %d, slower in"
-                + " %d of %d pairs, sign test p = %.3f); B minus A, service CPU per request: median %+.1f µs, of it on"
-                + " the event loops %+.1f µs%n%n", s.medianRatio(), s.minRatio(), s.maxRatio(), s.faster(), s.slower(),
-            s.faster() + s.slower(), s.signTestP(), s.medianCpuDifference(), s.medianEventLoopDifference()));
-        sb.append("| pair | A req/s | B req/s | B/A | A CPU/req | B CPU/req | A event loops/req | B event loops/req |\n");
-        sb.append("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        sb.append("- **").append(line("all pairs", s)).append("**\n");
+        for (int p = 0; passes > 1 && p < passes; p++) {
+            List<Side> pa = a.subList(p * pairsPerPass, (p + 1) * pairsPerPass);
+            List<Side> pb = b.subList(p * pairsPerPass, (p + 1) * pairsPerPass);
+            sb.append("- ").append(line("pass " + (p + 1) + (p % 2 == 1 ? ", B started first" : ", A started first"),
+                summarize(pa, pb))).append('\n');
+        }
+        sb.append('\n');
+        sb.append("| pair | started first | A req/s | B req/s | B/A | A CPU/req | B CPU/req | A event loops/req"
+            + " | B event loops/req |\n");
+        sb.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int i = 0; i < a.size(); i++) {
             Side x = a.get(i);
             Side y = b.get(i);
-            sb.append(String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %.3f | %.1f µs | %.1f µs | %.1f µs | %.1f µs |%n",
-                i + 1, x.requestsPerSecond(), y.requestsPerSecond(), y.requestsPerSecond() / x.requestsPerSecond(),
+            sb.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %,.0f | %.3f | %.1f µs | %.1f µs | %.1f µs | %.1f µs |%n",
+                i + 1, i / pairsPerPass % 2 == 1 ? "B" : "A", x.requestsPerSecond(), y.requestsPerSecond(), y.requestsPerSecond() / x.requestsPerSecond(),
                 x.cpuMicrosPerRequest(), y.cpuMicrosPerRequest(), x.eventLoopMicrosPerRequest(),
                 y.eventLoopMicrosPerRequest()));
         }

@@ -36,6 +36,21 @@ class AbBenchmarkTest {
     }
 
     @Test
+    void twoPassesWithOppositeStartOrdersCancelTheSecondServicesEdge() {
+        // pass 1 (A started first): B, started second, wins every pair; pass 2 (B first): A wins every pair
+        AbBenchmark.Side slow = new AbBenchmark.Side(30_000, 40.0, 30.0);
+        AbBenchmark.Side fast = new AbBenchmark.Side(31_000, 39.0, 29.0);
+        List<AbBenchmark.Side> a = List.of(slow, slow, slow, fast, fast, fast);
+        List<AbBenchmark.Side> b = List.of(fast, fast, fast, slow, slow, slow);
+        assertThat(AbBenchmark.summarize(a.subList(0, 3), b.subList(0, 3)).faster()).isEqualTo(3);
+        AbBenchmark.Summary both = AbBenchmark.summarize(a, b);
+        assertThat(both.faster()).isEqualTo(both.slower());
+        assertThat(both.signTestP()).isCloseTo(1.0, within(1e-9));
+        assertThat(AbBenchmark.line("all pairs", both)).startsWith("all pairs: B/A req/s median ")
+            .contains("B faster in 3, slower in 3 of 6 pairs, sign test p = 1.000");
+    }
+
+    @Test
     void eachSideTakesTheCommonPropertiesWithItsOwnOverThem() {
         Map<String, String> options = LoadBenchmark.options(new String[] {"--prop.x=1", "--b.prop.x=2",
             "--b.prop.y=3", "--a.jvm=-XX:+UseParallelGC  -Xlog:gc", "--pairs=4"});
