@@ -26,8 +26,8 @@ import java.util.UUID;
  *
  * <p>The service started second has an edge of its own on this kind of machine (2026-11-26: in
  * six one-pass runs it won 92 of 144 pairs, whichever build it was), so by default the run makes
- * two passes of {@code --pairs} pairs, with fresh services started A first in the first pass and
- * B first in the second: the figures over both passes cancel the edge. {@code --passes=1} makes
+ * two passes of {@code --pairs} pairs, with fresh services started (and warmed up) A first in the
+ * first pass and B first in the second: the figures over both passes cancel the edge. {@code --passes=1} makes
  * the one pass, A started first.
  *
  * <p>Options: {@code --a=} and {@code --b=} the classpaths (a build's
@@ -174,9 +174,10 @@ public final class AbBenchmark {
                 a.prime("ab-" + run);
                 b.prime("ab-" + run);
             }
+            // warmed up in the order they were started, so the second pass swaps that order too
             for (int done = 0; done < warmup; done += seconds) {
-                measure(wrk, a, kind, key(kind, run, "wa" + done), seconds);
-                measure(wrk, b, kind, key(kind, run, "wb" + done), seconds);
+                measure(wrk, first, kind, key(kind, run, "w1-" + done), seconds);
+                measure(wrk, second, kind, key(kind, run, "w2-" + done), seconds);
             }
             for (int i = 0; i < pairs; i++) {
                 boolean aFirst = i % 2 == 0;
