@@ -19,7 +19,8 @@ final class HeaderNames {
     /**
      * @param name a header name: a token, ASCII only (configured names are checked by
      *             {@link Checks#headerName}); any other string is returned as it is
-     * @return the name as a {@link CharSequence} whose case-insensitive hash is kept
+     * @return the name as a {@link CharSequence} whose case-insensitive hash is kept and whose
+     *     {@code toString} is {@code name} itself (no copy per call)
      */
     static CharSequence of(String name) {
         if (!RequestLoop.NETTY) {

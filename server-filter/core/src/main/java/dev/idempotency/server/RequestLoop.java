@@ -52,12 +52,21 @@ final class RequestLoop implements Executor {
         return executor == null || ((EventExecutor) executor).inEventLoop();
     }
 
+    /**
+     * Runs {@code command} on this loop; inline for the inline loop, and inline too when the loop
+     * refuses it (the server is shutting down), so a request that outlived its loop is still
+     * settled (its result stored or its key released) rather than left to its lease.
+     */
     @Override
     public void execute(Runnable command) {
         if (executor == null) {
             command.run();
-        } else {
+            return;
+        }
+        try {
             ((EventExecutor) executor).execute(command);
+        } catch (RejectedExecutionException e) {
+            command.run();
         }
     }
 
@@ -111,9 +120,8 @@ final class RequestLoop implements Executor {
      * loop: at once when {@code stage} is already complete and the caller is on the loop, else
      * from the thread that completes it when that is the loop, else by a task handed to the loop.
      * What {@link #resume} does, without a stage in between for a caller that goes on with a
-     * callback. Never waits. When the loop refuses the task (the server is shutting down),
-     * {@code then} runs on the completing thread instead, so a request that outlived its loop is
-     * still settled (its result stored or its key released) rather than left to its lease.
+     * callback. Never waits; when the loop has shut down, {@code then} runs on the completing
+     * thread (see {@link #execute}).
      */
     <T> void whenComplete(CompletableFuture<T> stage, BiConsumer<? super T, ? super Throwable> then) {
         if (stage.isDone() && inLoop()) {
@@ -123,12 +131,8 @@ final class RequestLoop implements Executor {
         stage.whenComplete((value, failure) -> {
             if (inLoop()) {
                 then.accept(value, failure);
-                return;
-            }
-            try {
+            } else {
                 execute(() -> then.accept(value, failure));
-            } catch (RejectedExecutionException e) {
-                then.accept(value, failure);
             }
         });
     }

@@ -75,9 +75,11 @@ final class ResponseCapture {
     private final IdempotencyConfiguration config;
     private final BeanProvider<ExecutorService> blocking;
     private final ByteBodyFactory bodies = ByteBodyFactory.createDefault(ByteArrayBufferFactory.INSTANCE);
-    /** The allow-listed headers (S13): each name to look up ({@link HeaderNames}) and, at the same index, to store. */
-    private final CharSequence[] storedHeaderLookups;
-    private final String[] storedHeaderNames;
+    /**
+     * The allow-listed headers (S13) under their usual spelling, made once ({@link HeaderNames});
+     * a name's {@code toString} is the spelling stored.
+     */
+    private final CharSequence[] storedHeaderNames;
 
     ResponseCapture(MessageBodyHandlerRegistry registry, ConversionService conversionService,
                     IdempotencyConfiguration config, @Named(TaskExecutors.BLOCKING) BeanProvider<ExecutorService> blocking) {
@@ -86,8 +88,7 @@ final class ResponseCapture {
         this.config = config;
         this.blocking = blocking;
         this.storedHeaderNames = config.getStoredHeaders().stream().map(ResponseCapture::displayName)
-            .toArray(String[]::new);
-        this.storedHeaderLookups = Arrays.stream(storedHeaderNames).map(HeaderNames::of).toArray(CharSequence[]::new);
+            .map(HeaderNames::of).toArray(CharSequence[]::new);
     }
 
     /**
@@ -185,8 +186,7 @@ final class ResponseCapture {
     private Map<String, List<String>> storedHeaders(MutableHttpResponse<?> response) {
         Map<String, List<String>> headers = null;
         MutableHttpHeaders all = response.getHeaders();
-        for (int i = 0; i < storedHeaderLookups.length; i++) {
-            CharSequence name = storedHeaderLookups[i];
+        for (CharSequence name : storedHeaderNames) {
             if (!all.contains(name)) {
                 continue;
             }
@@ -195,7 +195,7 @@ final class ResponseCapture {
                 if (headers == null) {
                     headers = new LinkedHashMap<>(8);
                 }
-                headers.put(storedHeaderNames[i], values);
+                headers.put(name.toString(), values);
             }
         }
         return headers == null ? Map.of() : headers;

@@ -22,6 +22,8 @@ class HeaderNamesTest {
     void aTokenBecomesAnAsciiStringWithTheSameText() {
         CharSequence name = HeaderNames.of("Idempotency-Key");
         assertThat(name).isInstanceOf(AsciiString.class);
+        String spelling = "Idempotency-Key";
+        assertThat(HeaderNames.of(spelling).toString()).isSameAs(spelling); // stored as it is, no copy
         assertThat(name.toString()).isEqualTo("Idempotency-Key");
         assertThat(HeaderNames.CONTENT_TYPE.toString()).isEqualTo("Content-Type");
     }

@@ -24,11 +24,12 @@ import java.util.UUID;
  * service CPU per request (process and event loops); the report is the median over the pairs
  * with the spread, and every pair.
  *
- * <p>The service started second has an edge of its own on this kind of machine (2026-11-26: in
- * six one-pass runs it won 92 of 144 pairs, whichever build it was), so by default the run makes
- * two passes of {@code --pairs} pairs, with fresh services started (and warmed up) A first in the
- * first pass and B first in the second: the figures over both passes cancel the edge. {@code --passes=1} makes
- * the one pass, A started first.
+ * <p>B, started and warmed up second, had an edge of its own on this kind of machine (2026-11-26:
+ * in six one-pass runs it won 92 of 144 pairs, whichever build it was). So by default the run
+ * makes two passes of {@code --pairs} pairs with fresh services, started and warmed up A first in
+ * the first pass and B first in the second: over both passes, an edge that comes with the start
+ * order cancels. (A control run afterwards did not settle that the order is the whole cause.)
+ * {@code --passes=1} makes the one pass, A started first.
  *
  * <p>Options: {@code --a=} and {@code --b=} the classpaths (a build's
  * {@code load-benchmark.jar}; B defaults to this benchmark's own), {@code --kind=} the
@@ -141,10 +142,11 @@ public final class AbBenchmark {
         List<Side> sideB = new ArrayList<>();
         Map<String, String> propsA = sideProperties(options, "a", props);
         Map<String, String> propsB = sideProperties(options, "b", props);
+        Build a = new Build(classpathA, propsA, jvmFlags(options, "a"));
+        Build b = new Build(classpathB, propsB, jvmFlags(options, "b"));
         for (int pass = 0; pass < passes; pass++) {
             boolean bFirst = pass % 2 == 1; // the second pass starts B's service first (see the class comment)
-            runPass(wrk, run + "-" + pass, kind, pairs, seconds, warmup, bFirst, classpathA, propsA,
-                jvmFlags(options, "a"), classpathB, propsB, jvmFlags(options, "b"), sideA, sideB);
+            runPass(wrk, run + "-" + pass, kind, pairs, seconds, warmup, bFirst, a, b, sideA, sideB);
         }
         String report = report(describe(classpathA, options, "a"), describe(classpathB, options, "b"), kind, seconds,
             warmup, pairs, sideA, sideB);
@@ -156,26 +158,25 @@ public final class AbBenchmark {
         System.exit(0);
     }
 
-    /** One pass: both services started (B's first when {@code bFirst}), warmed up, then {@code pairs} pairs. */
+    /** One build's service as the run starts it: its classpath, properties and JVM flags. */
+    private record Build(String classpath, Map<String, String> props, List<String> jvm) {
+        LoadBenchmark.Service start() throws Exception {
+            return LoadBenchmark.Service.start(classpath, props, jvm);
+        }
+    }
+
+    /** One pass: both services started and warmed up (B's first when {@code bFirst}), then {@code pairs} pairs. */
     private static void runPass(Wrk wrk, String run, Wrk.Kind kind, int pairs, int seconds, int warmup, boolean bFirst,
-                                String classpathA, Map<String, String> propsA, List<String> jvmA,
-                                String classpathB, Map<String, String> propsB, List<String> jvmB,
-                                List<Side> sideA, List<Side> sideB) throws Exception {
-        LoadBenchmark.Service first = null;
-        LoadBenchmark.Service second = null;
-        try {
-            first = bFirst ? LoadBenchmark.Service.start(classpathB, propsB, jvmB)
-                : LoadBenchmark.Service.start(classpathA, propsA, jvmA);
-            second = bFirst ? LoadBenchmark.Service.start(classpathA, propsA, jvmA)
-                : LoadBenchmark.Service.start(classpathB, propsB, jvmB);
+                                Build buildA, Build buildB, List<Side> sideA, List<Side> sideB) throws Exception {
+        try (LoadBenchmark.Service first = (bFirst ? buildB : buildA).start();
+             LoadBenchmark.Service second = (bFirst ? buildA : buildB).start()) {
             LoadBenchmark.Service a = bFirst ? second : first;
             LoadBenchmark.Service b = bFirst ? first : second;
             if (replays(kind)) {
                 a.prime("ab-" + run);
                 b.prime("ab-" + run);
             }
-            // warmed up in the order they were started, so the second pass swaps that order too
-            for (int done = 0; done < warmup; done += seconds) {
+            for (int done = 0; done < warmup; done += seconds) { // in the order they were started
                 measure(wrk, first, kind, key(kind, run, "w1-" + done), seconds);
                 measure(wrk, second, kind, key(kind, run, "w2-" + done), seconds);
             }
@@ -190,13 +191,6 @@ public final class AbBenchmark {
                 System.out.printf(Locale.ROOT, "pair %d (%s started first): A %.0f req/s, B %.0f req/s, B/A %.3f%n",
                     sideA.size(), bFirst ? "B" : "A", x.requestsPerSecond(), y.requestsPerSecond(),
                     y.requestsPerSecond() / x.requestsPerSecond());
-            }
-        } finally {
-            if (second != null) {
-                second.close();
-            }
-            if (first != null) {
-                first.close();
             }
         }
     }
@@ -268,10 +262,10 @@ public final class AbBenchmark {
         int passes = a.size() / pairsPerPass;
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "# A/B, %s, %d CPUs, Java %s: %s (%s), wrk -t2 -c32, %d pairs of %d s"
-                + " alternated, in %d pass%s of fresh services (the second started B first), after %d s of warm-up"
-                + " each%n%n", LocalDate.now(), Runtime.getRuntime().availableProcessors(),
-            System.getProperty("java.version"), kind, kind.path, a.size(), seconds, passes, passes == 1 ? "" : "es",
-            warmup));
+                + " alternated, %s, after %d s of warm-up each%n%n", LocalDate.now(),
+            Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), kind, kind.path, a.size(),
+            seconds, passes == 1 ? "one pass, A started first"
+                : passes + " passes of fresh services, every second one started B first", warmup));
         sb.append("- A: ").append(classpathA).append('\n');
         sb.append("- B: ").append(classpathB).append('\n');
         sb.append("- **").append(line("all pairs", s)).append("**\n");
@@ -288,10 +282,11 @@ public final class AbBenchmark {
         for (int i = 0; i < a.size(); i++) {
             Side x = a.get(i);
             Side y = b.get(i);
-            sb.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %,.0f | %.3f | %.1f µs | %.1f µs | %.1f µs | %.1f µs |%n",
-                i + 1, i / pairsPerPass % 2 == 1 ? "B" : "A", x.requestsPerSecond(), y.requestsPerSecond(), y.requestsPerSecond() / x.requestsPerSecond(),
-                x.cpuMicrosPerRequest(), y.cpuMicrosPerRequest(), x.eventLoopMicrosPerRequest(),
-                y.eventLoopMicrosPerRequest()));
+            sb.append(String.format(Locale.ROOT,
+                "| %d | %s | %,.0f | %,.0f | %.3f | %.1f µs | %.1f µs | %.1f µs | %.1f µs |%n",
+                i + 1, i / pairsPerPass % 2 == 1 ? "B" : "A", x.requestsPerSecond(), y.requestsPerSecond(),
+                y.requestsPerSecond() / x.requestsPerSecond(), x.cpuMicrosPerRequest(), y.cpuMicrosPerRequest(),
+                x.eventLoopMicrosPerRequest(), y.eventLoopMicrosPerRequest()));
         }
         return sb.toString();
     }
