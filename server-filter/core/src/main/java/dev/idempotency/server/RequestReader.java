@@ -2,6 +2,7 @@ package dev.idempotency.server;
 
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
+import io.micronaut.http.HttpAttributes;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
@@ -89,7 +90,7 @@ final class RequestReader {
                 b.bytes(), b.length());
             String storeKey = digest.storeKey();
             return new Reading.Ready(new RecordKey(storeKey), fingerprint, new IdempotentOperation(key.value(),
-                caller.describe() + ' ' + request.getMethodName() + ' ' + policy.template(), storeKey));
+                caller.kindName() + ':' + caller.id() + ' ' + request.getMethodName() + ' ' + policy.template(), storeKey));
         });
     }
 
@@ -131,14 +132,13 @@ final class RequestReader {
 
     /** The caller part of the scope (S6): the resolver's identity, else the principal, else the anonymous scope. */
     private record Caller(byte kind, String id) {
-        /** @return e.g. {@code principal:alice}, for {@link IdempotentOperation#scope()} */
-        String describe() {
-            String name = switch (kind) {
+        /** @return how the caller was identified, the first part of {@link IdempotentOperation#scope()} */
+        String kindName() {
+            return switch (kind) {
                 case RequestDigest.CALLER_RESOLVED -> "caller";
                 case RequestDigest.CALLER_PRINCIPAL -> "principal";
                 default -> "anonymous";
             };
-            return name + ':' + id;
         }
     }
 
@@ -149,8 +149,33 @@ final class RequestReader {
                 return new Caller(RequestDigest.CALLER_RESOLVED, resolved.get());
             }
         }
-        Optional<Principal> principal = request.getUserPrincipal();
-        return principal.isPresent() ? new Caller(RequestDigest.CALLER_PRINCIPAL, principal.get().getName()) : anonymous;
+        Principal principal = principal(request);
+        return principal != null ? new Caller(RequestDigest.CALLER_PRINCIPAL, principal.getName()) : anonymous;
+    }
+
+    /** Whether a request class keeps {@link HttpRequest#getUserPrincipal()} as it is: a lookup of an attribute. */
+    private static final ClassValue<Boolean> DEFAULT_PRINCIPAL_LOOKUP = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            try {
+                return type.getMethod("getUserPrincipal").getDeclaringClass() == HttpRequest.class;
+            } catch (NoSuchMethodException e) {
+                return false;
+            }
+        }
+    };
+
+    /**
+     * The request's principal, as {@link HttpRequest#getUserPrincipal()} gives it; for a request
+     * class that keeps that default, read as the attribute it is, without the conversion context
+     * the default's typed lookup builds on every call.
+     */
+    @Nullable
+    static Principal principal(HttpRequest<?> request) {
+        if (DEFAULT_PRINCIPAL_LOOKUP.get(request.getClass())) {
+            return request.getAttribute(HttpAttributes.PRINCIPAL).orElse(null) instanceof Principal p ? p : null;
+        }
+        return request.getUserPrincipal().orElse(null);
     }
 
     private static RequestFingerprint parts(HttpRequest<?> request, RoutePolicy policy) {
@@ -160,8 +185,9 @@ final class RequestReader {
         if (query != null && !query.isEmpty()) { // decoding parameters costs even when there are none
             request.getParameters().forEach(f::query);
         }
-        for (String h : policy.fingerprintHeaders()) {
-            f.header(h, request.getHeaders().getAll(h));
+        List<String> headers = policy.fingerprintHeaders();
+        for (int i = 0; i < headers.size(); i++) { // no iterator for the usual empty list
+            f.header(headers.get(i), request.getHeaders().getAll(headers.get(i)));
         }
         return f;
     }

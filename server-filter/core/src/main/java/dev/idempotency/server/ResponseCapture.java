@@ -3,6 +3,7 @@ package dev.idempotency.server;
 import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.context.BeanProvider;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.async.publisher.Publishers;
 import io.micronaut.core.convert.ConversionService;
 import io.micronaut.core.io.Writable;
@@ -182,23 +183,34 @@ final class ResponseCapture {
      * The allow-listed headers the response carries (S13), under their usual spelling (header
      * names are case-insensitive): looked up one by one, which is cheaper than listing every
      * header the response has, and a header that is not there costs one lookup and no list.
+     * {@link StoredResponse} makes its own unmodifiable copy, so this one is built as cheaply as
+     * it can be: one header (the usual case) as a one-entry map, more in a map that keeps order.
      */
     private Map<String, List<String>> storedHeaders(MutableHttpResponse<?> response) {
-        Map<String, List<String>> headers = null;
         MutableHttpHeaders all = response.getHeaders();
+        String firstName = null;
+        List<String> firstValues = null;
+        Map<String, List<String>> more = null;
         for (CharSequence name : storedHeaderNames) {
             if (!all.contains(name)) {
                 continue;
             }
             List<String> values = all.getAll(name);
-            if (!values.isEmpty()) {
-                if (headers == null) {
-                    headers = new LinkedHashMap<>(8);
+            if (values.isEmpty()) {
+                continue;
+            }
+            if (firstName == null) {
+                firstName = name.toString();
+                firstValues = values;
+            } else {
+                if (more == null) {
+                    more = new LinkedHashMap<>(8);
+                    more.put(firstName, firstValues);
                 }
-                headers.put(name.toString(), values);
+                more.put(name.toString(), values);
             }
         }
-        return headers == null ? Map.of() : headers;
+        return more != null ? more : firstName != null ? Map.of(firstName, firstValues) : Map.of();
     }
 
     /** {@code content-type} as {@code Content-Type}: the defaults' own spelling, else each word capitalized. */
@@ -218,32 +230,35 @@ final class ResponseCapture {
         return sb.toString();
     }
 
-    /** The matched route, read without the attribute conversion {@code RouteAttributes} makes. */
-    static Optional<RouteInfo<?>> routeInfo(HttpRequest<?> request) {
-        return request.getAttribute(HttpAttributes.ROUTE_INFO).filter(RouteInfo.class::isInstance)
-            .map(r -> (RouteInfo<?>) r);
+    /** The matched route, read without the attribute conversion {@code RouteAttributes} makes; {@code null} when none. */
+    @Nullable
+    static RouteInfo<?> routeInfo(HttpRequest<?> request) {
+        return request.getAttribute(HttpAttributes.ROUTE_INFO).orElse(null) instanceof RouteInfo<?> r ? r : null;
     }
 
-    private MediaType mediaType(HttpRequest<?> request, MutableHttpResponse<?> response) {
-        Optional<RouteInfo<?>> route = routeInfo(request);
-        return response.getContentType().orElseGet(() -> route
-            .map(RouteInfo::getProduces).filter(p -> !p.isEmpty()).map(p -> p.get(0))
-            .orElse(MediaType.APPLICATION_JSON_TYPE));
+    /** The response's content type, else the route's first produced type, else JSON. */
+    private static MediaType mediaType(@Nullable RouteInfo<?> route, MutableHttpResponse<?> response) {
+        MediaType set = response.getContentType().orElse(null);
+        if (set != null) {
+            return set;
+        }
+        List<MediaType> produces = route == null ? List.of() : route.getProduces();
+        return produces.isEmpty() ? MediaType.APPLICATION_JSON_TYPE : produces.get(0);
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Optional<byte[]> encode(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
-        Optional<RouteInfo<?>> route = routeInfo(request);
-        MediaType mediaType = mediaType(request, response);
+        RouteInfo<?> route = routeInfo(request);
+        MediaType mediaType = mediaType(route, response);
         if (body instanceof byte[] b) {
             if (response.getContentType().isEmpty()) {
                 response.contentType(mediaType);
             }
             return Optional.of(b);
         }
-        Argument argument = route.map(RouteInfo::getResponseBodyType)
-            .filter(a -> a.getType() != Object.class && a.getType().isInstance(body))
-            .orElseGet(() -> (Argument) Argument.of(body.getClass()));
+        Argument declared = route == null ? null : route.getResponseBodyType();
+        Argument argument = declared != null && declared.getType() != Object.class && declared.getType().isInstance(body)
+            ? declared : Argument.of(body.getClass());
         MessageBodyWriter<Object> writer = (MessageBodyWriter<Object>) response.getBodyWriter().orElse(null);
         if (writer == null || !writer.isWriteable(argument, mediaType)) {
             writer = (MessageBodyWriter<Object>) registry.findWriter(argument, List.of(mediaType)).orElse(null);
@@ -269,7 +284,7 @@ final class ResponseCapture {
     private Publisher<byte[]> encodeStream(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
         RouteInfo<Object> route = (RouteInfo<Object>) RouteAttributes.getRouteInfo(response)
             .or(() -> RouteAttributes.getRouteInfo(request)).orElse(null);
-        MediaType mediaType = mediaType(request, response);
+        MediaType mediaType = mediaType(routeInfo(request), response);
         if (response.getContentType().isEmpty()) {
             response.contentType(mediaType);
         }

@@ -510,6 +510,20 @@ class IdempotencyFilterTest {
     }
 
     @Test
+    @DisplayName("S14: an exception the application's own handler answers with a 4xx releases the key too")
+    void handledExceptionReleases() {
+        String k = key();
+        int before = api.calls("declined");
+        HttpResponse<byte[]> first = http.postJson("/t/declined", k, "{}");
+        HttpResponse<byte[]> retry = http.postJson("/t/declined", k, "{}");
+        assertThat(first.statusCode()).isEqualTo(402);
+        assertThat(body(first)).contains("card declined");
+        assertThat(retry.statusCode()).isEqualTo(402);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(api.calls("declined")).isEqualTo(before + 2);
+    }
+
+    @Test
     @DisplayName("S14: the layer's own rejections are never stored")
     void rejectionsAreNotStored() {
         String k = key();

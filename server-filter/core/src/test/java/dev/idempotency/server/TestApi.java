@@ -102,6 +102,20 @@ class TestApi {
             .body(Map.of("execution", count("status" + code)));
     }
 
+    /** Thrown by {@code /declined}, answered 402 by {@link DeclinedHandler}: a handled exception. */
+    static final class PaymentDeclined extends RuntimeException {
+        PaymentDeclined() {
+            super("card declined");
+        }
+    }
+
+    @Post("/declined")
+    @Idempotent
+    Map<String, Object> declined() {
+        count("declined");
+        throw new PaymentDeclined();
+    }
+
     /** A body whose encoding fails: the handler ran, but its response cannot be written. */
     @Serdeable
     record Unwritable(String value) {

@@ -1,6 +1,5 @@
 package dev.idempotency.server.store;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -12,8 +11,8 @@ import java.util.Objects;
  * A completed response as the store keeps it: status, the allow-listed headers in the order
  * they were sent, and the body bytes exactly as written to the client.
  *
- * <p>Immutable: the header map and lists are unmodifiable copies and the body array is copied
- * on the way in and out.
+ * <p>Immutable: the header map and lists are unmodifiable copies (header values must not be
+ * {@code null}) and the body array is copied on the way in and out.
  *
  * @param status       the HTTP status code
  * @param headers      header name to values, in the order sent
@@ -31,11 +30,39 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
         if (bodyOmitted && body.length > 0) {
             throw new IllegalArgumentException("an omitted body must be empty");
         }
-        Map<String, List<String>> copy = new LinkedHashMap<>();
-        headers.forEach((name, values) -> copy.put(Objects.requireNonNull(name, "header name"),
-            Collections.unmodifiableList(new ArrayList<>(values))));
-        headers = Collections.unmodifiableMap(copy);
+        headers = copyOf(headers);
         body = body.clone();
+    }
+
+    /**
+     * An unmodifiable copy in the same order, each value list unmodifiable too. The usual case,
+     * one header (Content-Type), costs two small objects; a list that is already unmodifiable
+     * ({@code List.of}) is kept as it is.
+     */
+    private static Map<String, List<String>> copyOf(Map<String, List<String>> headers) {
+        if (headers.isEmpty()) {
+            return Map.of();
+        }
+        if (headers.size() == 1) {
+            Map.Entry<String, List<String>> only = headers.entrySet().iterator().next();
+            String name = Objects.requireNonNull(only.getKey(), "header name");
+            return Map.of(name, values(name, only.getValue()));
+        }
+        Map<String, List<String>> copy = new LinkedHashMap<>(headers.size() * 2);
+        headers.forEach((name, values) -> copy.put(Objects.requireNonNull(name, "header name"),
+            values(name, values)));
+        return Collections.unmodifiableMap(copy);
+    }
+
+    private static List<String> values(String name, List<String> values) {
+        if (values == null) {
+            throw new NullPointerException("header " + name + " has no value list");
+        }
+        try {
+            return List.copyOf(values);
+        } catch (NullPointerException e) {
+            throw new NullPointerException("header " + name + " has a null value");
+        }
     }
 
     /** @return a copy of the body bytes */

@@ -27,15 +27,13 @@ final class StoredResponseCodec {
     /** @return the first {@code prefixLength} bytes of {@code prefix}, then {@code response} encoded, in one array */
     static byte[] encode(byte[] prefix, int prefixLength, StoredResponse response) {
         Map<String, List<String>> headers = response.headers();
+        // sized first and written straight into the array: an ASCII string (headers almost
+        // always are) costs no array of its own
         int size = prefixLength + 7;
-        byte[][] strings = new byte[count(headers)][];
-        int s = 0;
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
-            strings[s] = h.getKey().getBytes(StandardCharsets.UTF_8);
-            size += 8 + strings[s++].length;
+            size += 8 + utf8Length(h.getKey());
             for (String v : h.getValue()) {
-                strings[s] = v.getBytes(StandardCharsets.UTF_8);
-                size += 4 + strings[s++].length;
+                size += 4 + utf8Length(v);
             }
         }
         byte[] out = new byte[size + response.bodyLength()];
@@ -43,12 +41,12 @@ final class StoredResponseCodec {
         int p = putShort(out, prefixLength, response.status());
         out[p++] = (byte) (response.bodyOmitted() ? 1 : 0);
         p = putInt(out, p, headers.size());
-        s = 0;
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
-            p = putString(out, p, strings[s++]);
-            p = putInt(out, p, h.getValue().size());
-            for (int i = 0; i < h.getValue().size(); i++) {
-                p = putString(out, p, strings[s++]);
+            p = putString(out, p, h.getKey());
+            List<String> values = h.getValue();
+            p = putInt(out, p, values.size());
+            for (int i = 0; i < values.size(); i++) {
+                p = putString(out, p, values.get(i));
             }
         }
         response.copyBodyTo(out, p);
@@ -77,17 +75,23 @@ final class StoredResponseCodec {
                 values[j] = new String(in, p + 4, length, StandardCharsets.UTF_8);
                 p += 4 + length;
             }
-            headers.put(name, Arrays.asList(values));
+            headers.put(name, List.of(values)); // kept as it is by StoredResponse's copy
         }
         return new StoredResponse(status, headers, Arrays.copyOfRange(in, p, in.length), omitted);
     }
 
-    private static int count(Map<String, List<String>> headers) {
-        int n = headers.size();
-        for (List<String> values : headers.values()) {
-            n += values.size();
+    /** @return the length of {@code s} in UTF-8 */
+    private static int utf8Length(String s) {
+        return isAscii(s) ? s.length() : s.getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    private static boolean isAscii(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) >= 0x80) {
+                return false;
+            }
         }
-        return n;
+        return true;
     }
 
     private static int putShort(byte[] out, int p, int v) {
@@ -104,10 +108,20 @@ final class StoredResponseCodec {
         return p + 4;
     }
 
-    private static int putString(byte[] out, int p, byte[] s) {
-        putInt(out, p, s.length);
-        System.arraycopy(s, 0, out, p + 4, s.length);
-        return p + 4 + s.length;
+    /** Writes {@code s} as its UTF-8 length and bytes, exactly what {@code getBytes(UTF_8)} gives. */
+    private static int putString(byte[] out, int p, String s) {
+        if (!isAscii(s)) {
+            byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+            putInt(out, p, bytes.length);
+            System.arraycopy(bytes, 0, out, p + 4, bytes.length);
+            return p + 4 + bytes.length;
+        }
+        int length = s.length();
+        putInt(out, p, length);
+        for (int i = 0; i < length; i++) {
+            out[p + 4 + i] = (byte) s.charAt(i);
+        }
+        return p + 4 + length;
     }
 
     private static int getShort(byte[] in, int p) {

@@ -68,4 +68,24 @@ class StoredResponseCodecTest {
         assertEquals(StoredResponseCodec.encode(original).length + 5, encoded.length);
         assertEquals(original, StoredResponseCodec.decode(encoded, 5));
     }
+
+    @Test
+    void anEncodedStringIsExactlyItsUtf8Bytes() {
+        // a non-ASCII name, a character of three bytes, one of four, and a lone surrogate (which
+        // UTF-8 encodes as '?', the length written must be that of the bytes written)
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        headers.put("X-Grüße", List.of("€", "\uD83D\uDE00", "a\uD800b", "plain"));
+        StoredResponse original = new StoredResponse(200, headers, new byte[] {42}, false);
+
+        byte[] encoded = StoredResponseCodec.encode(original);
+        StoredResponse decoded = StoredResponseCodec.decode(encoded);
+
+        int expected = 7 + 8 + "X-Grüße".getBytes(StandardCharsets.UTF_8).length + 1;
+        for (String v : headers.get("X-Grüße")) {
+            expected += 4 + v.getBytes(StandardCharsets.UTF_8).length;
+        }
+        assertEquals(expected, encoded.length);
+        assertEquals(List.of("€", "\uD83D\uDE00", "a?b", "plain"), decoded.headers().get("X-Grüße"));
+        assertArrayEquals(new byte[] {42}, decoded.body());
+    }
 }
