@@ -185,9 +185,10 @@ final class RequestReader {
         if (query != null && !query.isEmpty()) { // decoding parameters costs even when there are none
             request.getParameters().forEach(f::query);
         }
-        List<String> headers = policy.fingerprintHeaders();
+        List<CharSequence> headers = policy.fingerprintHeaders();
         for (int i = 0; i < headers.size(); i++) { // no iterator for the usual empty list
-            f.header(headers.get(i), request.getHeaders().getAll(headers.get(i)));
+            CharSequence name = headers.get(i);
+            f.header(name.toString(), request.getHeaders().getAll(name));
         }
         return f;
     }

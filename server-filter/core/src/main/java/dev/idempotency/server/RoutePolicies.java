@@ -96,8 +96,9 @@ final class RoutePolicies {
                 return NONE;
             }
             return new RoutePolicy(false, config.getLease(), config.getRetention(), Duration.ZERO, false,
-                JsonCanonicalizer.Pointers.compile(config.getIgnoredJsonPointers()), config.getFingerprintHeaders(),
-                template, config.isTransactional(), new RouteLatency());
+                JsonCanonicalizer.Pointers.compile(config.getIgnoredJsonPointers()),
+                headerNames(config.getFingerprintHeaders(), List.of()), template, config.isTransactional(),
+                new RouteLatency());
         }
         List<String> pointers = new ArrayList<>(config.getIgnoredJsonPointers());
         pointers.addAll(IdempotencyConfigurationProperties.requirePointers(
@@ -106,11 +107,9 @@ final class RoutePolicies {
         if (transactional) {
             requireTransactionalStore("@Idempotent(transactional = true) on " + where);
         }
-        // each name once, so a header named in both places is not fingerprinted twice
-        Set<String> headers = new LinkedHashSet<>();
-        config.getFingerprintHeaders().forEach(h -> headers.add(h.toLowerCase(Locale.ROOT)));
+        List<String> annotated = new ArrayList<>();
         for (String h : ann.stringValues("fingerprintHeaders")) {
-            headers.add(Checks.headerName(h, "@Idempotent(fingerprintHeaders) on " + where).toLowerCase(Locale.ROOT));
+            annotated.add(Checks.headerName(h, "@Idempotent(fingerprintHeaders) on " + where));
         }
         return new RoutePolicy(
             ann.booleanValue("required").orElse(true),
@@ -118,8 +117,20 @@ final class RoutePolicies {
             duration(ann, "retention", config.getRetention(), where, false),
             duration(ann, "inFlightWait", Duration.ZERO, where, true),
             ann.booleanValue("failOpen").orElse(false),
-            JsonCanonicalizer.Pointers.compile(pointers), List.copyOf(headers), template, transactional,
+            JsonCanonicalizer.Pointers.compile(pointers), headerNames(config.getFingerprintHeaders(), annotated),
+            template, transactional,
             new RouteLatency());
+    }
+
+    /**
+     * @return the configured and the annotated fingerprint headers, lowercase and each once (a
+     *     header named in both places is not fingerprinted twice), as names for lookups
+     */
+    private static List<CharSequence> headerNames(List<String> configured, List<String> annotated) {
+        Set<String> names = new LinkedHashSet<>();
+        configured.forEach(h -> names.add(h.toLowerCase(Locale.ROOT)));
+        annotated.forEach(h -> names.add(h.toLowerCase(Locale.ROOT)));
+        return names.stream().map(HeaderNames::of).toList();
     }
 
     private Duration duration(AnnotationValue<Idempotent> ann, String member, Duration fallback, String where,

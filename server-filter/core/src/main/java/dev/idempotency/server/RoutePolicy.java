@@ -12,12 +12,13 @@ import java.util.List;
  * @param inFlightWait        how long a duplicate waits for the original ({@code ZERO}: 409 at once)
  * @param failOpen            whether to run without idempotency when the store fails
  * @param ignoredJsonPointers members left out of the fingerprint, compiled
- * @param fingerprintHeaders  request headers included in the fingerprint
+ * @param fingerprintHeaders  request headers included in the fingerprint, lowercase, each once, made
+ *                            for per-request lookups ({@link HeaderNames}; {@code toString} is the name)
  * @param template            the route's URI template, part of the scope
  * @param transactional       whether acquire, handler and completion share one store transaction (S18)
  * @param latency             how long the route's handler usually takes here, for {@code Retry-After} (S11)
  */
 record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
-                   boolean failOpen, JsonCanonicalizer.Pointers ignoredJsonPointers, List<String> fingerprintHeaders,
+                   boolean failOpen, JsonCanonicalizer.Pointers ignoredJsonPointers, List<CharSequence> fingerprintHeaders,
                    String template, boolean transactional, RouteLatency latency) {
 }

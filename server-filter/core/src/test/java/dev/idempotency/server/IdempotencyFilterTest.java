@@ -510,6 +510,23 @@ class IdempotencyFilterTest {
     }
 
     @Test
+    @DisplayName("S7: a header the route names in fingerprintHeaders is part of the fingerprint, its name in any case")
+    void fingerprintHeaderOfTheRoute() {
+        String k = key();
+        int before = api.calls("tenant-orders");
+        HttpResponse<byte[]> first = http.postJson("/t/tenant-orders", k, "{\"sku\":\"a\"}", "X-Tenant", "acme");
+        HttpResponse<byte[]> same = http.postJson("/t/tenant-orders", k, "{\"sku\":\"a\"}", "x-tenant", "acme");
+        HttpResponse<byte[]> other = http.postJson("/t/tenant-orders", k, "{\"sku\":\"a\"}", "X-TENANT", "globex");
+        HttpResponse<byte[]> none = http.postJson("/t/tenant-orders", k, "{\"sku\":\"a\"}");
+
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(same.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertProblem(other, 422, "idempotency-key-reused");
+        assertProblem(none, 422, "idempotency-key-reused");
+        assertThat(api.calls("tenant-orders")).isEqualTo(before + 1);
+    }
+
+    @Test
     @DisplayName("S14: an exception the application's own handler answers with a 4xx releases the key too")
     void handledExceptionReleases() {
         String k = key();

@@ -102,6 +102,12 @@ class TestApi {
             .body(Map.of("execution", count("status" + code)));
     }
 
+    @Post("/tenant-orders")
+    @Idempotent(fingerprintHeaders = "X-Tenant")
+    Map<String, Object> tenantOrder(@Body Map<String, Object> body) {
+        return Map.of("execution", count("tenant-orders"));
+    }
+
     /** Thrown by {@code /declined}, answered 402 by {@link DeclinedHandler}: a handled exception. */
     static final class PaymentDeclined extends RuntimeException {
         PaymentDeclined() {
