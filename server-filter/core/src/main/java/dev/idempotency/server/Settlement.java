@@ -70,7 +70,7 @@ final class Settlement {
         // attribute values, since its getAttribute (like RouteAttributes.getException) is a typed
         // lookup that builds a conversion context to answer "present?"
         return !config.isReplayHandledExceptions()
-            && (response.getAttributes().getValue(EXCEPTION_ATTRIBUTE) != null
+            && (response.getAttributes().getValue(EXCEPTION_ATTRIBUTE) instanceof Throwable
                 || request.getAttribute(HttpAttributes.EXCEPTION).isPresent());
     }
 

@@ -47,5 +47,9 @@ class SettlementPolicyTest {
         assertThat(s.releases(onRequest, HttpResponse.badRequest())).isTrue();
         assertThat(settlement(true).releases(request(), onResponse)).isFalse();
         assertThat(settlement(true).releases(onRequest, HttpResponse.badRequest())).isFalse();
+
+        MutableHttpResponse<?> notAnException = HttpResponse.badRequest();
+        notAnException.setAttribute(HttpAttributes.EXCEPTION, "declined");
+        assertThat(s.releases(request(), notAnException)).isFalse();
     }
 }
