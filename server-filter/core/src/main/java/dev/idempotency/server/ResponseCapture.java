@@ -242,8 +242,8 @@ final class ResponseCapture {
         if (set != null) {
             return set;
         }
-        List<MediaType> produces = route == null ? List.of() : route.getProduces();
-        return produces.isEmpty() ? MediaType.APPLICATION_JSON_TYPE : produces.get(0);
+        List<MediaType> produces = route == null ? null : route.getProduces();
+        return produces == null || produces.isEmpty() ? MediaType.APPLICATION_JSON_TYPE : produces.get(0);
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
