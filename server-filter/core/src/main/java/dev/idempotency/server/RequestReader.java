@@ -2,7 +2,6 @@ package dev.idempotency.server;
 
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
-import io.micronaut.http.HttpAttributes;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
@@ -149,33 +148,8 @@ final class RequestReader {
                 return new Caller(RequestDigest.CALLER_RESOLVED, resolved.get());
             }
         }
-        Principal principal = principal(request);
+        Principal principal = Attributes.principal(request);
         return principal != null ? new Caller(RequestDigest.CALLER_PRINCIPAL, principal.getName()) : anonymous;
-    }
-
-    /** Whether a request class keeps {@link HttpRequest#getUserPrincipal()} as it is: a lookup of an attribute. */
-    private static final ClassValue<Boolean> DEFAULT_PRINCIPAL_LOOKUP = new ClassValue<>() {
-        @Override
-        protected Boolean computeValue(Class<?> type) {
-            try {
-                return type.getMethod("getUserPrincipal").getDeclaringClass() == HttpRequest.class;
-            } catch (NoSuchMethodException e) {
-                return false;
-            }
-        }
-    };
-
-    /**
-     * The request's principal, as {@link HttpRequest#getUserPrincipal()} gives it; for a request
-     * class that keeps that default, read as the attribute it is, without the conversion context
-     * the default's typed lookup builds on every call.
-     */
-    @Nullable
-    static Principal principal(HttpRequest<?> request) {
-        if (DEFAULT_PRINCIPAL_LOOKUP.get(request.getClass())) {
-            return request.getAttribute(HttpAttributes.PRINCIPAL).orElse(null) instanceof Principal p ? p : null;
-        }
-        return request.getUserPrincipal().orElse(null);
     }
 
     private static RequestFingerprint parts(HttpRequest<?> request, RoutePolicy policy) {

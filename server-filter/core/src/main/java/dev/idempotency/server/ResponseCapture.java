@@ -10,7 +10,6 @@ import io.micronaut.core.io.Writable;
 import io.micronaut.core.io.buffer.ByteArrayBufferFactory;
 import io.micronaut.core.io.buffer.ReadBuffer;
 import io.micronaut.core.type.Argument;
-import io.micronaut.http.HttpAttributes;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MediaType;
 import io.micronaut.http.MutableHttpHeaders;
@@ -230,12 +229,6 @@ final class ResponseCapture {
         return sb.toString();
     }
 
-    /** The matched route, read without the attribute conversion {@code RouteAttributes} makes; {@code null} when none. */
-    @Nullable
-    static RouteInfo<?> routeInfo(HttpRequest<?> request) {
-        return request.getAttribute(HttpAttributes.ROUTE_INFO).orElse(null) instanceof RouteInfo<?> r ? r : null;
-    }
-
     /** The response's content type, else the route's first produced type, else JSON. */
     private static MediaType mediaType(@Nullable RouteInfo<?> route, MutableHttpResponse<?> response) {
         MediaType set = response.getContentType().orElse(null);
@@ -248,7 +241,7 @@ final class ResponseCapture {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Optional<byte[]> encode(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
-        RouteInfo<?> route = routeInfo(request);
+        RouteInfo<?> route = Attributes.route(request);
         MediaType mediaType = mediaType(route, response);
         if (body instanceof byte[] b) {
             if (response.getContentType().isEmpty()) {
@@ -284,7 +277,7 @@ final class ResponseCapture {
     private Publisher<byte[]> encodeStream(HttpRequest<?> request, MutableHttpResponse<?> response, Object body) {
         RouteInfo<Object> route = (RouteInfo<Object>) RouteAttributes.getRouteInfo(response)
             .or(() -> RouteAttributes.getRouteInfo(request)).orElse(null);
-        MediaType mediaType = mediaType(routeInfo(request), response);
+        MediaType mediaType = mediaType(Attributes.route(request), response);
         if (response.getContentType().isEmpty()) {
             response.contentType(mediaType);
         }

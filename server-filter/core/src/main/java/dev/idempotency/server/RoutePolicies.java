@@ -7,7 +7,6 @@ import io.micronaut.core.annotation.AnnotationMetadata;
 import io.micronaut.core.annotation.AnnotationValue;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.convert.ConversionService;
-import io.micronaut.http.HttpAttributes;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.runtime.event.annotation.EventListener;
 import io.micronaut.web.router.RouteInfo;
@@ -73,11 +72,11 @@ final class RoutePolicies {
         if (!config.getMethods().contains(request.getMethodName())) {
             return null;
         }
-        Object route = request.getAttribute(HttpAttributes.ROUTE_INFO).orElse(null);
-        if (!(route instanceof RouteInfo<?> info)) {
+        RouteInfo<?> route = Attributes.route(request);
+        if (route == null) {
             return null;
         }
-        RoutePolicy policy = policyOf(info);
+        RoutePolicy policy = policyOf(route);
         return policy == NONE ? null : policy;
     }
 

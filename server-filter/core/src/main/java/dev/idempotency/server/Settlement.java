@@ -3,7 +3,6 @@ package dev.idempotency.server;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.context.annotation.Requires;
-import io.micronaut.http.HttpAttributes;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
@@ -32,8 +31,6 @@ import static dev.idempotency.server.Report.LOG;
 final class Settlement {
 
     private static final long FIRST_RETRY_MILLIS = 100;
-    /** The name the exception a response was made from is kept under, as attribute maps hold it. */
-    private static final String EXCEPTION_ATTRIBUTE = HttpAttributes.EXCEPTION.toString();
     /** A settlement done at once; shared, since a completed stage never changes. */
     private static final CompletableFuture<Void> SETTLED = CompletableFuture.completedFuture(null);
 
@@ -66,12 +63,8 @@ final class Settlement {
         if (status >= 500 || (status >= 0 && releaseStatuses[status])) {
             return true;
         }
-        // the two attribute lookups only when their answer matters; the response's read from its
-        // attribute values, since its getAttribute (like RouteAttributes.getException) is a typed
-        // lookup that builds a conversion context to answer "present?"
-        return !config.isReplayHandledExceptions()
-            && (response.getAttributes().getValue(EXCEPTION_ATTRIBUTE) instanceof Throwable
-                || request.getAttribute(HttpAttributes.EXCEPTION).isPresent());
+        // the attribute lookups only when their answer matters
+        return !config.isReplayHandledExceptions() && Attributes.madeFromException(request, response);
     }
 
     /**

@@ -5,8 +5,6 @@ import dev.idempotency.testsupport.MutableClock;
 import dev.idempotency.testsupport.Http;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.HttpResponse;
@@ -18,7 +16,6 @@ import io.micronaut.scheduling.TaskExecutors;
 import io.micronaut.scheduling.annotation.ExecuteOn;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import jakarta.inject.Inject;
-import jakarta.inject.Singleton;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -73,20 +70,6 @@ class ConcurrencyAndLeaseTest {
                 throw new IllegalStateException("gate never opened");
             }
             return HttpResponse.created(Map.of("order", id, "execution", n));
-        }
-    }
-
-    @Factory
-    @Requires(property = "spec.name", value = "ConcurrencyAndLeaseTest")
-    static class Beans {
-        @Singleton
-        MutableClock clock() {
-            return new MutableClock();
-        }
-
-        @Singleton
-        MeterRegistry registry() {
-            return new SimpleMeterRegistry();
         }
     }
 

@@ -3,12 +3,9 @@ package dev.idempotency.server;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import dev.idempotency.testsupport.MutableClock;
-import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Property;
-import io.micronaut.context.annotation.Requires;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import jakarta.inject.Inject;
-import jakarta.inject.Singleton;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -23,15 +20,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Property(name = "spec.name", value = "InMemoryScheduledPurgeTest")
 @Property(name = "idempotency.store.memory.purge-interval", value = "100ms")
 class InMemoryScheduledPurgeTest {
-
-    @Factory
-    @Requires(property = "spec.name", value = "InMemoryScheduledPurgeTest")
-    static class Beans {
-        @Singleton
-        MutableClock clock() {
-            return new MutableClock();
-        }
-    }
 
     @Inject
     MutableClock clock;

@@ -24,13 +24,13 @@ class RequestPrincipalTest {
     @DisplayName("S6: the principal attribute is the caller; an attribute that is not a Principal is none")
     void principalAsAttribute() {
         SimpleHttpRequest<String> request = new SimpleHttpRequest<>(HttpMethod.POST, "/orders", "{}");
-        assertNull(RequestReader.principal(request));
+        assertNull(Attributes.principal(request));
 
         request.setAttribute(HttpAttributes.PRINCIPAL, ALICE);
-        assertSame(ALICE, RequestReader.principal(request));
+        assertSame(ALICE, Attributes.principal(request));
 
         request.setAttribute(HttpAttributes.PRINCIPAL, "alice");
-        assertNull(RequestReader.principal(request));
+        assertNull(Attributes.principal(request));
     }
 
     @Test
@@ -43,6 +43,6 @@ class RequestPrincipalTest {
             }
         };
 
-        assertSame(ALICE, RequestReader.principal(request));
+        assertSame(ALICE, Attributes.principal(request));
     }
 }

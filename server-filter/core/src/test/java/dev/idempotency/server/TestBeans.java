@@ -8,9 +8,13 @@ import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Requires;
 import jakarta.inject.Singleton;
 
-/** The fake clock and a Micrometer registry for {@link IdempotencyFilterTest}. */
+/**
+ * The fake clock and a Micrometer registry, for the tests that move time themselves:
+ * {@link IdempotencyFilterTest} (and {@link IdempotencyEndpointTest}, which runs under its name),
+ * {@link ConcurrencyAndLeaseTest} and {@link InMemoryScheduledPurgeTest}.
+ */
 @Factory
-@Requires(property = "spec.name", value = "IdempotencyFilterTest")
+@Requires(property = "spec.name", pattern = "IdempotencyFilterTest|ConcurrencyAndLeaseTest|InMemoryScheduledPurgeTest")
 class TestBeans {
 
     @Singleton

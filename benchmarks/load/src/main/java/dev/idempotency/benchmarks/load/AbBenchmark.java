@@ -145,8 +145,7 @@ public final class AbBenchmark {
         Build a = new Build(classpathA, propsA, jvmFlags(options, "a"));
         Build b = new Build(classpathB, propsB, jvmFlags(options, "b"));
         for (int pass = 0; pass < passes; pass++) {
-            boolean bFirst = pass % 2 == 1; // the second pass starts B's service first (see the class comment)
-            runPass(wrk, run + "-" + pass, kind, pairs, seconds, warmup, bFirst, a, b, sideA, sideB);
+            runPass(wrk, run + "-" + pass, kind, pairs, seconds, warmup, startsBFirst(pass), a, b, sideA, sideB);
         }
         String report = report(describe(classpathA, options, "a"), describe(classpathB, options, "b"), kind, seconds,
             warmup, pairs, sideA, sideB);
@@ -156,6 +155,11 @@ public final class AbBenchmark {
         System.out.println(report);
         System.out.println("written to " + out.toAbsolutePath());
         System.exit(0);
+    }
+
+    /** @return whether pass {@code pass} (from 0) starts and warms up B's service first: every second one */
+    static boolean startsBFirst(int pass) {
+        return pass % 2 == 1;
     }
 
     /** One build's service as the run starts it: its classpath, properties and JVM flags. */
@@ -272,7 +276,7 @@ public final class AbBenchmark {
         for (int p = 0; passes > 1 && p < passes; p++) {
             List<Side> pa = a.subList(p * pairsPerPass, (p + 1) * pairsPerPass);
             List<Side> pb = b.subList(p * pairsPerPass, (p + 1) * pairsPerPass);
-            sb.append("- ").append(line("pass " + (p + 1) + (p % 2 == 1 ? ", B started first" : ", A started first"),
+            sb.append("- ").append(line("pass " + (p + 1) + (startsBFirst(p) ? ", B started first" : ", A started first"),
                 summarize(pa, pb))).append('\n');
         }
         sb.append('\n');
@@ -284,7 +288,7 @@ public final class AbBenchmark {
             Side y = b.get(i);
             sb.append(String.format(Locale.ROOT,
                 "| %d | %s | %,.0f | %,.0f | %.3f | %.1f µs | %.1f µs | %.1f µs | %.1f µs |%n",
-                i + 1, i / pairsPerPass % 2 == 1 ? "B" : "A", x.requestsPerSecond(), y.requestsPerSecond(),
+                i + 1, startsBFirst(i / pairsPerPass) ? "B" : "A", x.requestsPerSecond(), y.requestsPerSecond(),
                 y.requestsPerSecond() / x.requestsPerSecond(), x.cpuMicrosPerRequest(), y.cpuMicrosPerRequest(),
                 x.eventLoopMicrosPerRequest(), y.eventLoopMicrosPerRequest()));
         }
