@@ -160,6 +160,7 @@ public final class LoadBenchmark {
         String runId = UUID.randomUUID().toString().substring(0, 8);
         double ceiling = Double.NaN;
         double redisRoundTrip = Double.NaN;
+        long storeServer = -1; // the store's server process, when it runs on this machine and can be found
         String schema = null;
         switch (store) {
             case "memory" -> {
@@ -169,7 +170,9 @@ public final class LoadBenchmark {
                 props.put("idempotency.store.redis.enabled", "true");
                 props.put("idempotency.store.redis.key-prefix", "load-" + runId + ":");
                 props.put("idempotency.retention", "2m");
-                redisRoundTrip = redisRoundTripMicros(URI.create(TestRedis.uri()));
+                URI redis = URI.create(TestRedis.uri());
+                redisRoundTrip = redisRoundTripMicros(redis);
+                storeServer = ProcCpu.find("redis-server", ":" + (redis.getPort() == -1 ? 6379 : redis.getPort()));
             }
             case "postgres" -> {
                 TestPostgres.Server pg = TestPostgres.server();
@@ -218,6 +221,7 @@ public final class LoadBenchmark {
             Map<Wrk.Kind, List<Double>> cpu = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, List<Double>> heap = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, Map<ProcCpu.Group, List<Double>>> cpuByThreads = new EnumMap<>(Wrk.Kind.class);
+            Map<Wrk.Kind, List<Double>> storeServerCpu = new EnumMap<>(Wrk.Kind.class);
             for (int round = 0; round < rounds; round++) {
                 for (Wrk.Kind kind : kinds) {
                     if (kind == Wrk.Kind.BASELINE_REPLAY) {
@@ -227,8 +231,13 @@ public final class LoadBenchmark {
                     long cpuBefore = service.cpuNanos();
                     Map<ProcCpu.Group, Long> threadsBefore = service.cpuNanosByThreadGroup();
                     long heapBefore = service.allocatedBytes();
+                    long storeBefore = storeServer < 0 ? -1 : ProcCpu.process(storeServer);
                     Wrk.Result r = wrk.run(base, kind, key(kind, runId + "-c" + round, replayKey), threads, connections,
                         seconds);
+                    if (storeServer >= 0) {
+                        storeServerCpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
+                            perRequest(storeBefore, ProcCpu.process(storeServer), r) / 1000);
+                    }
                     loaded.computeIfAbsent(kind, k -> new ArrayList<>()).add(r);
                     cpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
                         perRequest(cpuBefore, service.cpuNanos(), r) / 1000);
@@ -266,6 +275,9 @@ public final class LoadBenchmark {
                     runs.stream().mapToLong(Wrk.Result::failures).sum()));
             }
             notes.add(cpuByThreads(store, cpuByThreads));
+            if (!storeServerCpu.isEmpty()) {
+                notes.add(storeServerCpu(store, storeServerCpu));
+            }
             double singleNewBase = median(single.get(Wrk.Kind.BASELINE_NEW), Wrk.Result::p50Micros);
             double singleNew = median(single.get(Wrk.Kind.NEW_KEYS), Wrk.Result::p50Micros);
             double singleFloor = median(single.get(Wrk.Kind.FLOOR), Wrk.Result::p50Micros);
@@ -310,6 +322,22 @@ public final class LoadBenchmark {
             }
         }
         return notes;
+    }
+
+    /**
+     * @return a note with the CPU per request of the store's own server (for Redis, a local
+     *     {@code redis-server}), which shares the machine's cores with the service and wrk: the
+     *     median of the rounds
+     */
+    private static String storeServerCpu(String store, Map<Wrk.Kind, List<Double>> byKind) {
+        List<String> parts = new ArrayList<>();
+        byKind.forEach((kind, values) -> {
+            double micros = median(values);
+            parts.add(label(kind) + " " + (Double.isNaN(micros) ? "?"
+                : String.format(Locale.ROOT, micros >= 10 ? "%.0f µs" : "%.1f µs", micros)));
+        });
+        return "- " + store + " server's own CPU per request (its process on this machine, median of the rounds): "
+            + String.join("; ", parts);
     }
 
     /**

@@ -58,6 +58,37 @@ final class ProcCpu {
     private ProcCpu() {
     }
 
+    /**
+     * @return the process of this machine whose name starts with {@code name} and whose command
+     *     line contains {@code argument} (a Redis server's shows its address, {@code 127.0.0.1:6379}),
+     *     or -1 when there is none, or more than one
+     */
+    static long find(String name, String argument) {
+        long found = -1;
+        try (DirectoryStream<Path> processes = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
+            for (Path process : processes) {
+                String commandLine;
+                try {
+                    if (!Files.readString(process.resolve("comm")).startsWith(name)) {
+                        continue;
+                    }
+                    commandLine = Files.readString(process.resolve("cmdline")).replace('\0', ' ');
+                } catch (IOException e) {
+                    continue; // ended meanwhile, or not ours to read
+                }
+                if (commandLine.contains(argument)) {
+                    if (found != -1) {
+                        return -1;
+                    }
+                    found = Long.parseLong(process.getFileName().toString());
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+        return found;
+    }
+
     /** @return the CPU time the process has used so far, in nanoseconds, or -1 */
     static long process(long pid) {
         return nanos(Path.of("/proc/" + pid + "/stat"));
