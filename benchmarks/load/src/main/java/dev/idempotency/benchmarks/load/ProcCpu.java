@@ -59,11 +59,12 @@ final class ProcCpu {
     }
 
     /**
-     * @return the process of this machine whose name starts with {@code name} and whose command
-     *     line contains {@code argument} (a Redis server's shows its address, {@code 127.0.0.1:6379}),
-     *     or -1 when there is none, or more than one
+     * @return the process of this machine whose name starts with {@code name} and one of whose
+     *     command-line words ends with {@code suffix} (a Redis server shows its address,
+     *     {@code 127.0.0.1:6379}, so {@code :6379} finds it and not one on port 16379), or -1 when
+     *     there is none, or more than one
      */
-    static long find(String name, String argument) {
+    static long find(String name, String suffix) {
         long found = -1;
         try (DirectoryStream<Path> processes = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
             for (Path process : processes) {
@@ -72,11 +73,12 @@ final class ProcCpu {
                     if (!Files.readString(process.resolve("comm")).startsWith(name)) {
                         continue;
                     }
+                    // arguments end with a NUL each: as spaces, every word is followed by one
                     commandLine = Files.readString(process.resolve("cmdline")).replace('\0', ' ');
                 } catch (IOException e) {
                     continue; // ended meanwhile, or not ours to read
                 }
-                if (commandLine.contains(argument)) {
+                if (commandLine.contains(suffix + ' ')) {
                     if (found != -1) {
                         return -1;
                     }

@@ -492,14 +492,32 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
                     Thread.sleep(20);
                 }
                 assertThat(behind.getHikariPoolMXBean().getTotalConnections())
-                    .as("back on the pool (after %d direct calls in %d ms; pool: %d idle, %d waiting)", direct,
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                    .as("back on the pool (after %d direct calls in %d ms; pool: %d idle, %d waiting); the pool's"
+                            + " threads:%s", direct, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
                         behind.getHikariPoolMXBean().getIdleConnections(),
-                        behind.getHikariPoolMXBean().getThreadsAwaitingConnection())
+                        behind.getHikariPoolMXBean().getThreadsAwaitingConnection(), threadsOf(behind.getPoolName()))
                     .isPositive();
                 assertThat(acquire(s, newKey())).isInstanceOf(AcquireResult.Acquired.class);
             }
         }
+    }
+
+    /**
+     * @return the state and top of the stack of each thread named after the pool (its connection
+     *     adder among them): in CI the pool once did not refill within 60 s, and what its adder was
+     *     doing then is the first thing to know
+     */
+    private static String threadsOf(String poolName) {
+        StringBuilder out = new StringBuilder();
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            if (thread.getName().startsWith(poolName)) {
+                out.append("\n  ").append(thread.getName()).append(' ').append(thread.getState());
+                for (int i = 0; i < Math.min(stack.length, 15); i++) {
+                    out.append("\n    at ").append(stack[i]);
+                }
+            }
+        });
+        return out.length() == 0 ? " none" : out.toString();
     }
 
     private static AcquireResult acquire(PostgresIdempotencyStore s, String key) {
