@@ -333,8 +333,7 @@ public final class LoadBenchmark {
         List<String> parts = new ArrayList<>();
         byKind.forEach((kind, values) -> {
             double micros = median(values);
-            parts.add(label(kind) + " " + (Double.isNaN(micros) ? "?"
-                : String.format(Locale.ROOT, micros >= 10 ? "%.0f µs" : "%.1f µs", micros)));
+            parts.add(label(kind) + " " + (Double.isNaN(micros) ? "?" : cpuMicros(micros)));
         });
         return "- " + store + " server's own CPU per request (its process on this machine, median of the rounds): "
             + String.join("; ", parts);
@@ -355,7 +354,7 @@ public final class LoadBenchmark {
                     parts.add(group.label + " ?");
                 } else if (micros >= 0.1) {
                     parts.add(group.label + " "
-                        + String.format(Locale.ROOT, micros >= 10 ? "%.0f µs" : "%.1f µs", micros));
+                        + cpuMicros(micros));
                 }
             });
             configurations.add(label(kind) + ": " + (parts.isEmpty() ? "-" : String.join(", ", parts)));
@@ -438,6 +437,11 @@ public final class LoadBenchmark {
             case BASELINE_REPLAY -> "no filter (one key)";
             case REPLAYS -> "filter, replays";
         };
+    }
+
+    /** @return a CPU time per request for the notes: whole µs from 10 on, one decimal below */
+    private static String cpuMicros(double micros) {
+        return String.format(Locale.ROOT, micros >= 10 ? "%.0f µs" : "%.1f µs", micros);
     }
 
     private static String micros(double micros) {

@@ -108,19 +108,24 @@ final class StoredResponseCodec {
         return p + 4;
     }
 
-    /** Writes {@code s} as its UTF-8 length and bytes, exactly what {@code getBytes(UTF_8)} gives. */
+    /**
+     * Writes {@code s} as its UTF-8 length and bytes, exactly what {@code getBytes(UTF_8)} gives:
+     * written as it is read while it is ASCII, and written again from its encoding at the first
+     * character that is not (the space was sized by {@link #utf8Length}, so both fit).
+     */
     private static int putString(byte[] out, int p, String s) {
-        if (!isAscii(s)) {
-            byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-            putInt(out, p, bytes.length);
-            System.arraycopy(bytes, 0, out, p + 4, bytes.length);
-            return p + 4 + bytes.length;
-        }
         int length = s.length();
-        putInt(out, p, length);
         for (int i = 0; i < length; i++) {
-            out[p + 4 + i] = (byte) s.charAt(i);
+            char c = s.charAt(i);
+            if (c >= 0x80) {
+                byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+                putInt(out, p, bytes.length);
+                System.arraycopy(bytes, 0, out, p + 4, bytes.length);
+                return p + 4 + bytes.length;
+            }
+            out[p + 4 + i] = (byte) c;
         }
+        putInt(out, p, length);
         return p + 4 + length;
     }
 

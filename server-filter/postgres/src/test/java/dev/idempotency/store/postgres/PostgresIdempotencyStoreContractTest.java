@@ -491,11 +491,14 @@ class PostgresIdempotencyStoreContractTest extends IdempotencyStoreContractTest 
                     direct++;
                     Thread.sleep(20);
                 }
+                int calls = direct;
+                long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                // the description, a thread dump among it, is only built when the assertion fails
                 assertThat(behind.getHikariPoolMXBean().getTotalConnections())
-                    .as("back on the pool (after %d direct calls in %d ms; pool: %d idle, %d waiting); the pool's"
-                            + " threads:%s", direct, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                    .as(() -> String.format("back on the pool (after %d direct calls in %d ms; pool: %d idle,"
+                            + " %d waiting); the pool's threads:%s", calls, tookMillis,
                         behind.getHikariPoolMXBean().getIdleConnections(),
-                        behind.getHikariPoolMXBean().getThreadsAwaitingConnection(), threadsOf(behind.getPoolName()))
+                        behind.getHikariPoolMXBean().getThreadsAwaitingConnection(), threadsOf(behind.getPoolName())))
                     .isPositive();
                 assertThat(acquire(s, newKey())).isInstanceOf(AcquireResult.Acquired.class);
             }
