@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * <h2>Layout</h2>
  * One map entry per store key, holding the fencing token, the deadline in epoch milliseconds (the
  * lease's end while in progress, the retention's end once completed) and one byte array: the
- * fingerprint, followed once completed by the {@link StoredResponse} encoded (status, the omitted
- * flag, the headers, the body), decoded again for each replay. A store key of the filter's form
+ * fingerprint, followed once completed by the {@link StoredResponse} in
+ * {@link StoredResponseCodec}'s form (status, the omitted flag, the headers, the body), decoded
+ * again for each replay. A store key of the filter's form
  * ({@link IdempotencyStore#isDigestKey}) is kept as four {@code long}s, any other as the string
  * itself. A record is five small objects (its map node, its key, itself, its
  * array and, once completed, its node in the eviction queue), about 210 bytes plus its response:

@@ -7,20 +7,44 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A {@link StoredResponse} as one byte array, for the in-memory store, so a kept record is a
- * handful of objects instead of a map of lists of strings: status (2 bytes, big-endian), the
- * omitted flag (1 byte), the header count (4 bytes), per header its name, its value count
- * (4 bytes) and its values (each string as a 4-byte length and its UTF-8 bytes), then the body
- * to the end. Header and value order are kept.
+ * A {@link StoredResponse} as bytes, for a store that keeps its records as bytes: the in-memory
+ * store keeps it after the fingerprint in one array per record, the Redis store after the
+ * fingerprint in the record's string. Big-endian:
+ * <pre>
+ * offset  size  field
+ *      0     2  status
+ *      2     1  omitted: 1 when the body was too large or streamed and was not kept, else 0
+ *      3     4  length h of the header block
+ *      7     h  header block: version byte {@value #HEADERS_VERSION}, an int header count, then
+ *               per header its name, an int value count and its values; each string an int
+ *               byte length and its UTF-8 bytes (exactly {@code getBytes(UTF_8)})
+ *    7+h  rest  body, exactly as sent
+ * </pre>
+ * Header order and value order are kept. The form is stable: records a store wrote with it are
+ * read by later versions, which check the header block's version byte before they read it.
+ *
+ * <p>{@link #decode} checks every length against the bytes it is given and throws
+ * {@link IllegalArgumentException} for anything this class would not have written, so a store
+ * can turn a damaged record into an {@link IdempotencyStoreException} instead of a wrong
+ * replay. Stateless and thread-safe.
  */
-final class StoredResponseCodec {
+public final class StoredResponseCodec {
+
+    /** The header block's first byte. */
+    public static final int HEADERS_VERSION = 1;
 
     private static final byte[] NO_PREFIX = new byte[0];
+    /** Status, omitted flag and the header block's length. */
+    private static final int FIXED = 7;
 
     private StoredResponseCodec() {
     }
 
-    static byte[] encode(StoredResponse response) {
+    /**
+     * @param response what to encode
+     * @return {@code response} in the form above, in a new array of exactly its length
+     */
+    public static byte[] encode(StoredResponse response) {
         return encode(NO_PREFIX, 0, response);
     }
 
@@ -29,17 +53,19 @@ final class StoredResponseCodec {
         Map<String, List<String>> headers = response.headers();
         // sized first and written straight into the array: an ASCII string (headers almost
         // always are) costs no array of its own
-        int size = prefixLength + 7;
+        int block = 5;
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
-            size += 8 + utf8Length(h.getKey());
+            block += 8 + utf8Length(h.getKey());
             for (String v : h.getValue()) {
-                size += 4 + utf8Length(v);
+                block += 4 + utf8Length(v);
             }
         }
-        byte[] out = new byte[size + response.bodyLength()];
+        byte[] out = new byte[prefixLength + FIXED + block + response.bodyLength()];
         System.arraycopy(prefix, 0, out, 0, prefixLength);
         int p = putShort(out, prefixLength, response.status());
         out[p++] = (byte) (response.bodyOmitted() ? 1 : 0);
+        p = putInt(out, p, block);
+        out[p++] = HEADERS_VERSION;
         p = putInt(out, p, headers.size());
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
             p = putString(out, p, h.getKey());
@@ -57,27 +83,77 @@ final class StoredResponseCodec {
         return decode(in, 0);
     }
 
-    /** @return the response encoded in {@code in} from {@code offset} to its end */
-    static StoredResponse decode(byte[] in, int offset) {
+    /**
+     * @param in     the bytes that hold an encoded response from {@code offset} to their end
+     * @param offset where the encoded response starts
+     * @return the response
+     * @throws IllegalArgumentException when the bytes from {@code offset} are not a response in
+     *                                  this form (too short, a length past the end, an unknown
+     *                                  header block version, a status outside 100-599, an
+     *                                  omitted flag other than 0 or 1, or a body where it says omitted)
+     */
+    public static StoredResponse decode(byte[] in, int offset) {
+        if (offset < 0 || in.length - offset < FIXED + 5) {
+            throw malformed("it is " + (in.length - offset) + " bytes long, at least " + (FIXED + 5) + " needed");
+        }
         int status = getShort(in, offset);
-        boolean omitted = in[offset + 2] != 0;
-        int count = getInt(in, offset + 3);
-        int p = offset + 7;
+        byte omitted = in[offset + 2];
+        if (omitted != 0 && omitted != 1) {
+            throw malformed("the omitted flag is " + omitted);
+        }
+        int block = getInt(in, offset + 3);
+        int p = offset + FIXED;
+        if (block < 5 || block > in.length - p) {
+            throw malformed("the header block's length is " + block + " where " + (in.length - p) + " bytes follow");
+        }
+        int end = p + block;
+        if (in[p] != HEADERS_VERSION) {
+            throw malformed("unknown header block version " + in[p]);
+        }
+        int count = getInt(in, p + 1);
+        p += 5;
+        if (count < 0 || count > (end - p) / 8) {
+            throw malformed("bad header count " + count);
+        }
         Map<String, List<String>> headers = new LinkedHashMap<>();
         for (int i = 0; i < count; i++) {
-            int nameLength = getInt(in, p);
-            String name = new String(in, p + 4, nameLength, StandardCharsets.UTF_8);
-            p += 4 + nameLength;
-            String[] values = new String[getInt(in, p)];
+            String name = getString(in, p, end);
+            p += 4 + getInt(in, p);
+            if (end - p < 4) {
+                throw malformed("the header block ends inside header " + name);
+            }
+            int n = getInt(in, p);
             p += 4;
-            for (int j = 0; j < values.length; j++) {
-                int length = getInt(in, p);
-                values[j] = new String(in, p + 4, length, StandardCharsets.UTF_8);
-                p += 4 + length;
+            if (n < 0 || n > (end - p) / 4) {
+                throw malformed("bad value count " + n + " of header " + name);
+            }
+            String[] values = new String[n];
+            for (int j = 0; j < n; j++) {
+                values[j] = getString(in, p, end);
+                p += 4 + getInt(in, p);
             }
             headers.put(name, List.of(values)); // kept as it is by StoredResponse's copy
         }
-        return new StoredResponse(status, headers, Arrays.copyOfRange(in, p, in.length), omitted);
+        if (p != end) {
+            throw malformed((end - p) + " bytes are left over in the header block");
+        }
+        return new StoredResponse(status, headers, Arrays.copyOfRange(in, end, in.length), omitted == 1);
+    }
+
+    private static IllegalArgumentException malformed(String what) {
+        return new IllegalArgumentException("not a stored response: " + what);
+    }
+
+    /** @return the string at {@code p} (its length, then its UTF-8 bytes), which must end by {@code end} */
+    private static String getString(byte[] in, int p, int end) {
+        if (end - p < 4) {
+            throw malformed("the header block ends inside a string's length");
+        }
+        int length = getInt(in, p);
+        if (length < 0 || length > end - p - 4) {
+            throw malformed("a string of " + length + " bytes where " + (end - p - 4) + " are left in the header block");
+        }
+        return new String(in, p + 4, length, StandardCharsets.UTF_8);
     }
 
     /** @return the length of {@code s} in UTF-8 */

@@ -3,7 +3,12 @@ package dev.idempotency.server.store;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -13,7 +18,11 @@ import java.util.Random;
 
 import org.junit.jupiter.api.Test;
 
-/** CONTRACT S9: what the in-memory store keeps is replayed exactly; its encoding loses nothing. */
+/**
+ * CONTRACT S9 and S17: what the in-memory and Redis stores keep is replayed exactly, their one
+ * encoding loses nothing, and bytes it did not write are refused with a clear error, never read
+ * as a wrong response.
+ */
 class StoredResponseCodecTest {
 
     @Test
@@ -80,12 +89,112 @@ class StoredResponseCodecTest {
         byte[] encoded = StoredResponseCodec.encode(original);
         StoredResponse decoded = StoredResponseCodec.decode(encoded);
 
-        int expected = 7 + 8 + "X-Grüße".getBytes(StandardCharsets.UTF_8).length + 1;
+        int expected = 7 + 5 + 8 + "X-Grüße".getBytes(StandardCharsets.UTF_8).length + 1;
         for (String v : headers.get("X-Grüße")) {
             expected += 4 + v.getBytes(StandardCharsets.UTF_8).length;
         }
         assertEquals(expected, encoded.length);
         assertEquals(List.of("€", "\uD83D\uDE00", "a?b", "plain"), decoded.headers().get("X-Grüße"));
         assertArrayEquals(new byte[] {42}, decoded.body());
+    }
+
+    @Test
+    void theLayoutIsTheDocumentedOne() throws IOException {
+        // written field by field as the class javadoc (and RedisIdempotencyStore's, whose
+        // records hold it) lays it out, with DataOutputStream as the first Redis store did
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        headers.put("Content-Type", List.of("application/json"));
+        headers.put("Link", List.of("</a>", "</b>"));
+        byte[] body = "{\"id\":1}".getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream block = new ByteArrayOutputStream();
+        DataOutputStream b = new DataOutputStream(block);
+        b.writeByte(1);
+        b.writeInt(2);
+        writeString(b, "Content-Type");
+        b.writeInt(1);
+        writeString(b, "application/json");
+        writeString(b, "Link");
+        b.writeInt(2);
+        writeString(b, "</a>");
+        writeString(b, "</b>");
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        DataOutputStream out = new DataOutputStream(all);
+        out.writeShort(201);
+        out.writeByte(0);
+        out.writeInt(block.size());
+        out.write(block.toByteArray());
+        out.write(body);
+
+        byte[] encoded = StoredResponseCodec.encode(new StoredResponse(201, headers, body, false));
+
+        assertArrayEquals(all.toByteArray(), encoded);
+        assertEquals(new StoredResponse(201, headers, body, false), StoredResponseCodec.decode(all.toByteArray(), 0));
+    }
+
+    @Test
+    void bytesItDidNotWriteAreRefusedWithWhatIsWrong() {
+        byte[] good = StoredResponseCodec.encode(new StoredResponse(200, Map.of("ETag", List.of("\"v1\"")),
+            new byte[] {1, 2, 3}, false));
+        int block = 7;
+
+        assertMalformed(java.util.Arrays.copyOf(good, 11), "bytes long");
+        assertMalformed(with(good, 2, 2), "omitted flag is 2");
+        assertMalformed(with(good, 6, 127), "header block's length");
+        assertMalformed(with(good, block, 2), "unknown header block version 2");
+        assertMalformed(with(good, block + 4, 9), "bad header count 9");
+        assertMalformed(with(good, block + 8, 100), "a string of 100 bytes");
+        byte[] shortBlock = with(good, 6, good[6] - 1); // the last byte of the block becomes the body's
+        assertMalformed(shortBlock, "string of");
+        byte[] longBlock = with(good, 6, good[6] + 1); // the body's first byte joins the block
+        assertMalformed(longBlock, "left over");
+        assertThatThrownBy(() -> StoredResponseCodec.decode(with(good, 2, 1), 0))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("omitted body must be empty");
+        assertThatThrownBy(() -> StoredResponseCodec.decode(with(good, 0, 9), 0))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("status must be 100-599");
+        assertMalformed(good, good.length, "0 bytes long");
+    }
+
+    @Test
+    void damagedBytesNeverDecodeToAnythingButAResponseOrIllegalArgument() {
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        headers.put("Content-Type", List.of("application/json"));
+        headers.put("Set-Cookie", List.of("a=1", "b=2"));
+        byte[] good = StoredResponseCodec.encode(new StoredResponse(201, headers, "{\"a\":[1,2]}".getBytes(), false));
+        Random random = new Random(11);
+        int refused = 0;
+        for (int i = 0; i < 20_000; i++) {
+            byte[] damaged = random.nextBoolean()
+                ? java.util.Arrays.copyOf(good, random.nextInt(good.length))
+                : with(good, random.nextInt(good.length), random.nextInt(256));
+            try {
+                StoredResponseCodec.decode(damaged, 0);
+            } catch (IllegalArgumentException e) {
+                refused++;
+            }
+        }
+        assertThat(refused).as("most damage is noticed").isGreaterThan(10_000);
+    }
+
+    private static void assertMalformed(byte[] bytes, String what) {
+        assertMalformed(bytes, 0, what);
+    }
+
+    private static void assertMalformed(byte[] bytes, int offset, String what) {
+        assertThatThrownBy(() -> StoredResponseCodec.decode(bytes, offset))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageStartingWith("not a stored response: ")
+            .hasMessageContaining(what);
+    }
+
+    private static byte[] with(byte[] bytes, int at, int value) {
+        byte[] copy = bytes.clone();
+        copy[at] = (byte) value;
+        return copy;
+    }
+
+    private static void writeString(DataOutputStream out, String s) throws IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
     }
 }

@@ -8,6 +8,7 @@ import dev.idempotency.server.store.RecordCounts;
 import dev.idempotency.server.store.RecordInfo;
 import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.server.store.StoredResponseCodec;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -73,7 +74,7 @@ import java.util.stream.Collectors;
  *               retention's end once completed
  *     18     2  fingerprint length n
  *     20     n  fingerprint
- * completed records go on with:
+ * completed records go on with the response in {@link StoredResponseCodec}'s form:
  *   20+n     2  status
  *   22+n     1  omitted: 1 when the body was too large and not kept, else 0
  *   23+n     4  length h of the headers
@@ -414,7 +415,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         Checks.positive(retention, "retention");
         long now = clock.millis();
         byte[] ttl = decimal(retention.plus(expiryGrace).toMillis());
-        byte[] rest = encodeResponse(response);
+        byte[] rest = StoredResponseCodec.encode(response);
         return run(connector.link(), COMPLETE.name(), c -> COMPLETE.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
             longBytes(now + retention.toMillis()), rest, ttl), RedisIdempotencyStore::isOne);
     }
@@ -710,29 +711,12 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         return r;
     }
 
-    /** Status, omitted flag, headers and body, as a completed record holds them after the fingerprint. */
-    static byte[] encodeResponse(StoredResponse response) {
-        byte[] headers = ResponseEncoding.encodeHeaders(response.headers());
-        byte[] r = new byte[7 + headers.length + response.bodyLength()];
-        r[0] = (byte) (response.status() >>> 8);
-        r[1] = (byte) response.status();
-        r[2] = (byte) (response.bodyOmitted() ? 1 : 0);
-        writeInt(r, 3, headers.length);
-        System.arraycopy(headers, 0, r, 7, headers.length);
-        response.copyBodyTo(r, 7 + headers.length);
-        return r;
-    }
-
     private StoredResponse decodeResponse(String storeKey, byte[] record, int at) throws IOException {
-        checkFormat(storeKey, record, at + 7);
-        int status = readShort(record, at);
-        boolean omitted = record[at + 2] == 1;
-        int h = readInt(record, at + 3);
-        if (h < 0 || at + 7 + h > record.length) {
-            throw new IOException("record " + recordKeyText(storeKey) + ": bad header length " + h);
+        try {
+            return StoredResponseCodec.decode(record, at);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("record " + recordKeyText(storeKey) + ": " + e.getMessage(), e);
         }
-        Map<String, List<String>> headers = ResponseEncoding.decodeHeaders(Arrays.copyOfRange(record, at + 7, at + 7 + h));
-        return new StoredResponse(status, headers, Arrays.copyOfRange(record, at + 7 + h, record.length), omitted);
     }
 
     private void checkFormat(String storeKey, byte[] record, int minLength) throws IOException {
@@ -765,13 +749,6 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             b[at + i] = (byte) v;
             v >>>= 8;
         }
-    }
-
-    private static void writeInt(byte[] b, int at, int v) {
-        b[at] = (byte) (v >>> 24);
-        b[at + 1] = (byte) (v >>> 16);
-        b[at + 2] = (byte) (v >>> 8);
-        b[at + 3] = (byte) v;
     }
 
     static long readLong(byte[] b, int at) {

@@ -262,4 +262,24 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
             assertThat(c.sync().get(prefix + "{" + key + "}")).isEqualTo("something else");
         }
     }
+
+    @Test
+    @DisplayName("S17: a completed record whose response is damaged fails the call with IdempotencyStoreException,"
+        + " which names the record and what is wrong, and is left alone")
+    void damagedResponseFailsClearly() {
+        String key = newKey();
+        long token = acquire(key);
+        assertThat(complete(key, token, response(201, "made"), RETENTION)).isTrue();
+        byte[] damaged = raw(key);
+        damaged[20 + fingerprint("a").length + 7] = 9; // the header block's version byte
+        byte[] recordKey = redisStore.recordKeyText(key).getBytes(StandardCharsets.UTF_8);
+        try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
+            c.sync().set(recordKey, damaged);
+            assertThatThrownBy(() -> acquire(key, fingerprint("a"), LEASE))
+                .isInstanceOf(dev.idempotency.server.store.IdempotencyStoreException.class)
+                .hasMessageContaining("record " + prefix + "{" + key + "}")
+                .hasMessageContaining("unknown header block version 9");
+            assertThat(c.sync().get(recordKey)).isEqualTo(damaged);
+        }
+    }
 }
