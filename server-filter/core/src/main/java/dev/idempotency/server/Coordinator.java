@@ -93,15 +93,18 @@ final class Coordinator {
         }
         AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
         long remaining = waitUntil == NO_WAIT ? 0 : waitUntil - System.nanoTime();
-        if (remaining <= 0) {
-            report.outcome(Outcome.CONFLICT, ex.key(), ex.request());
-            return CompletableFuture.completedFuture(
-                responses.inProgress(ex.policy().latency().retryAfter(ex.policy().lease(), inProgress.remainingLease(),
-                    config.getInFlightRetryAfterMin(), config.getInFlightRetryAfterMax())));
+        if (remaining > 0) {
+            CompletableFuture<Void> pause = new CompletableFuture<>();
+            if (ex.loop().schedule(() -> pause.complete(null), Math.min(WAIT_POLL_NANOS, remaining), scheduler)) {
+                return pause.thenCompose(v -> attempt(ex, waitUntil));
+            }
+            // the server is shutting down and will not run the next attempt: the 409 now, not a
+            // request that is never answered
         }
-        CompletableFuture<Void> pause = new CompletableFuture<>();
-        ex.loop().schedule(() -> pause.complete(null), Math.min(WAIT_POLL_NANOS, remaining), scheduler);
-        return pause.thenCompose(v -> attempt(ex, waitUntil));
+        report.outcome(Outcome.CONFLICT, ex.key(), ex.request());
+        return CompletableFuture.completedFuture(
+            responses.inProgress(ex.policy().latency().retryAfter(ex.policy().lease(), inProgress.remainingLease(),
+                config.getInFlightRetryAfterMin(), config.getInFlightRetryAfterMax())));
     }
 
     private CompletableFuture<MutableHttpResponse<?>> storeFailure(Exchange ex, IdempotencyStoreException e) {

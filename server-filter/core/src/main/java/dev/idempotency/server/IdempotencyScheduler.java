@@ -41,28 +41,38 @@ final class IdempotencyScheduler {
         void cancel();
     }
 
-    /** Runs {@code task} once, after {@code delay}. */
+    /**
+     * Runs {@code task} once, after {@code delay}.
+     *
+     * @return the task, to cancel; {@code null} when the scheduler has stopped (its context is
+     *     closing): then {@code task} will never run, and the caller must go on without it
+     */
     Cancellable schedule(Runnable task, long delay, TimeUnit unit) {
         return add(new Timed(task, System.nanoTime() + unit.toNanos(delay), 0, sequence.incrementAndGet()));
     }
 
-    /** Runs {@code task} every {@code period}, the first time after one period, until cancelled. */
+    /**
+     * Runs {@code task} every {@code period}, the first time after one period, until cancelled.
+     *
+     * @return the task, to cancel; {@code null} when the scheduler has stopped
+     */
     Cancellable scheduleEvery(Runnable task, long period, TimeUnit unit) {
         long nanos = Math.max(1, unit.toNanos(period));
         return add(new Timed(task, System.nanoTime() + nanos, nanos, sequence.incrementAndGet()));
     }
 
     private Timed add(Timed timed) {
-        if (!closed) {
-            handedOver.offer(timed);
-            if (started.compareAndSet(false, true)) {
-                Thread t = new Thread(this::run, "idempotency-timer");
-                t.setDaemon(true);
-                thread = t;
-                t.start();
-            } else {
-                LockSupport.unpark(thread);
-            }
+        if (closed) {
+            return null;
+        }
+        handedOver.offer(timed);
+        if (started.compareAndSet(false, true)) {
+            Thread t = new Thread(this::run, "idempotency-timer");
+            t.setDaemon(true);
+            thread = t;
+            t.start();
+        } else {
+            LockSupport.unpark(thread);
         }
         return timed;
     }

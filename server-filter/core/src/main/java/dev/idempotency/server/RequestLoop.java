@@ -73,12 +73,19 @@ final class RequestLoop implements Executor {
     /**
      * Runs {@code task} on this loop after {@code delayNanos} (Netty's own timer: nothing waits,
      * and the task runs where the request continues); without a loop, on {@code fallback}.
+     *
+     * @return {@code false} when the loop (or {@code fallback}) refuses the task because the
+     *     server is shutting down: then {@code task} will never run
      */
-    void schedule(Runnable task, long delayNanos, IdempotencyScheduler fallback) {
+    boolean schedule(Runnable task, long delayNanos, IdempotencyScheduler fallback) {
         if (executor == null) {
-            fallback.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-        } else {
+            return fallback.schedule(task, delayNanos, TimeUnit.NANOSECONDS) != null;
+        }
+        try {
             ((EventExecutor) executor).schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
         }
     }
 

@@ -110,11 +110,17 @@ final class Settlement {
                 + " stays locked until its lease expires, then a retry runs the handler again", lease.key());
             return;
         }
-        scheduler.schedule(() -> tryComplete(lease, stored, retention).thenAccept(answered -> {
-            if (!answered) {
-                retryLater(lease, stored, retention, delayMillis * 2, giveUpAt);
-            }
-        }), delayMillis, TimeUnit.MILLISECONDS);
+        IdempotencyScheduler.Cancellable retry = scheduler.schedule(() -> tryComplete(lease, stored, retention)
+            .thenAccept(answered -> {
+                if (!answered) {
+                    retryLater(lease, stored, retention, delayMillis * 2, giveUpAt);
+                }
+            }), delayMillis, TimeUnit.MILLISECONDS);
+        if (retry == null) {
+            LOG.error("idempotency completion failed key={}: the result was sent but could not be stored, and the"
+                + " application is stopping, so it is not tried again; the key stays locked until its lease expires,"
+                + " then a retry runs the handler again", lease.key());
+        }
     }
 
     /** @return {@code true} when the store answered (stored or fenced), {@code false} when it failed */

@@ -106,4 +106,32 @@ class RequestLoopTest {
         assertThat(failed.handle((v, f) -> f).join()).isInstanceOf(CompletionException.class)
             .hasCauseInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    @DisplayName("S11: an in-flight wait's next attempt is timed on the request's loop, or on the fallback timer"
+        + " outside one; once either has shut down it is refused, and the caller is told so (it answers 409 then)")
+    void schedulingIsRefusedAfterShutdown() throws Exception {
+        IdempotencyScheduler fallback = new IdempotencyScheduler();
+        try {
+            RequestLoop loop = EVENT_LOOP.submit(RequestLoop::current).get();
+            Thread loopThread = EVENT_LOOP.submit(Thread::currentThread).get();
+            CompletableFuture<Thread> ran = new CompletableFuture<>();
+            assertThat(loop.schedule(() -> ran.complete(Thread.currentThread()), 1_000_000, fallback)).isTrue();
+            assertThat(ran.get(5, TimeUnit.SECONDS)).isSameAs(loopThread);
+
+            DefaultEventLoop gone = new DefaultEventLoop();
+            RequestLoop goneLoop = gone.submit(RequestLoop::current).get();
+            assertThat(gone.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(goneLoop.schedule(() -> { }, 1_000_000, fallback)).isFalse();
+
+            RequestLoop inline = RequestLoop.current(); // the test's thread is no event loop
+            CompletableFuture<Thread> timed = new CompletableFuture<>();
+            assertThat(inline.schedule(() -> timed.complete(Thread.currentThread()), 1_000_000, fallback)).isTrue();
+            assertThat(timed.get(5, TimeUnit.SECONDS).getName()).isEqualTo("idempotency-timer");
+            fallback.close();
+            assertThat(inline.schedule(() -> { }, 1_000_000, fallback)).isFalse();
+        } finally {
+            fallback.close();
+        }
+    }
 }
