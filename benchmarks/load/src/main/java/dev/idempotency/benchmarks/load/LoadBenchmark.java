@@ -73,6 +73,8 @@ public final class LoadBenchmark {
     private static final double WARM = 0.05;
     /** ... or after this many. */
     private static final int MAX_WARMUP_RUNS = 12;
+    /** The property that gives a Redis run's records a prefix of their own. */
+    private static final String REDIS_PREFIX = "idempotency.store.redis.key-prefix";
 
     private final Map<String, String> options;
     private final int seconds;
@@ -168,7 +170,7 @@ public final class LoadBenchmark {
             case "redis" -> {
                 props.put("redis.uri", TestRedis.uri());
                 props.put("idempotency.store.redis.enabled", "true");
-                props.put("idempotency.store.redis.key-prefix", "load-" + runId + ":");
+                props.put(REDIS_PREFIX, "load-" + runId + ":");
                 props.put("idempotency.retention", "2m");
                 URI redis = URI.create(TestRedis.uri());
                 redisRoundTrip = redisRoundTripMicros(redis);
@@ -319,6 +321,16 @@ public final class LoadBenchmark {
         } finally {
             if (schema != null) {
                 TestPostgres.dropSchema(schema);
+            }
+            if (store.equals("redis")) {
+                // a Redis run leaves hundreds of thousands of records, which would otherwise wait
+                // for their TTL (the retention plus the grace) on what may be a shared server
+                try {
+                    notes.add("- redis: deleted the run's " + TestRedis.deleteKeys(props.get(REDIS_PREFIX)) + " records");
+                } catch (RuntimeException e) {
+                    notes.add("- redis: the run's records (" + props.get(REDIS_PREFIX) + "*) could not be deleted and"
+                        + " expire by themselves: " + e);
+                }
             }
         }
         return notes;
