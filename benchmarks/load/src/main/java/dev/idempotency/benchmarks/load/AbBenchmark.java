@@ -1,5 +1,8 @@
 package dev.idempotency.benchmarks.load;
 
+import dev.idempotency.testsupport.TestRedis;
+import io.lettuce.core.RedisClient;
+
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -142,10 +145,15 @@ public final class AbBenchmark {
         List<Side> sideB = new ArrayList<>();
         Map<String, String> propsA = sideProperties(options, "a", props);
         Map<String, String> propsB = sideProperties(options, "b", props);
+        List<Map<String, String>> onRedis = redisSides(run, propsA, propsB);
         Build a = new Build(classpathA, propsA, jvmFlags(options, "a"));
         Build b = new Build(classpathB, propsB, jvmFlags(options, "b"));
-        for (int pass = 0; pass < passes; pass++) {
-            runPass(wrk, run + "-" + pass, kind, pairs, seconds, warmup, startsBFirst(pass), a, b, sideA, sideB);
+        try {
+            for (int pass = 0; pass < passes; pass++) {
+                runPass(wrk, run + "-" + pass, kind, pairs, seconds, warmup, startsBFirst(pass), a, b, sideA, sideB);
+            }
+        } finally {
+            deleteRecords(onRedis);
         }
         String report = report(describe(classpathA, options, "a"), describe(classpathB, options, "b"), kind, seconds,
             warmup, pairs, sideA, sideB);
@@ -155,6 +163,46 @@ public final class AbBenchmark {
         System.out.println(report);
         System.out.println("written to " + out.toAbsolutePath());
         System.exit(0);
+    }
+
+    /**
+     * Gives each side that runs on Redis a key prefix of this run's own and a retention of an hour
+     * (longer than a pass, so a replay key primed at a pass's start lasts it), unless the options
+     * set them: a run makes millions of records, which would otherwise stay a day (the default
+     * retention) under the default prefix if the run did not get to delete them.
+     *
+     * @return the sides' properties that run on Redis
+     */
+    static List<Map<String, String>> redisSides(String run, Map<String, String> a, Map<String, String> b) {
+        List<Map<String, String>> onRedis = new ArrayList<>();
+        for (Map<String, String> side : List.of(a, b)) {
+            if ("true".equals(side.get("idempotency.store.redis.enabled"))) {
+                side.putIfAbsent(LoadBenchmark.REDIS_PREFIX, "ab-" + run + ":");
+                side.putIfAbsent("idempotency.retention", "1h");
+                onRedis.add(side);
+            }
+        }
+        return onRedis;
+    }
+
+    /** Deletes the records the Redis sides made (SCAN + UNLINK of each prefix), and says how many. */
+    private static void deleteRecords(List<Map<String, String>> onRedis) {
+        for (List<String> where : onRedis.stream()
+                .map(p -> List.of(p.getOrDefault("redis.uri", TestRedis.uri()), p.get(LoadBenchmark.REDIS_PREFIX)))
+                .distinct().toList()) {
+            String uri = where.get(0);
+            String prefix = where.get(1);
+            RedisClient client = RedisClient.create(uri);
+            try {
+                System.out.println("deleted " + TestRedis.deleteKeys(client, prefix) + " records under " + prefix
+                    + " at " + uri);
+            } catch (RuntimeException e) {
+                System.out.println("could not delete the records under " + prefix + " at " + uri
+                    + " (they expire by themselves): " + e);
+            } finally {
+                client.shutdown();
+            }
+        }
     }
 
     /** @return whether pass {@code pass} (from 0) starts and warms up B's service first: every second one */

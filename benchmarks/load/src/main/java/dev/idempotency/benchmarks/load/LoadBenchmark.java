@@ -74,7 +74,7 @@ public final class LoadBenchmark {
     /** ... or after this many. */
     private static final int MAX_WARMUP_RUNS = 12;
     /** The property that gives a Redis run's records a prefix of their own. */
-    private static final String REDIS_PREFIX = "idempotency.store.redis.key-prefix";
+    static final String REDIS_PREFIX = "idempotency.store.redis.key-prefix";
 
     private final Map<String, String> options;
     private final int seconds;

@@ -63,6 +63,22 @@ class AbBenchmarkTest {
     }
 
     @Test
+    void redisSidesGetAPrefixOfTheRunsOwnAndAnHourOfRetentionUnlessTheOptionsSayOtherwise() {
+        Map<String, String> a = new java.util.LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "true"));
+        Map<String, String> b = new java.util.LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "true",
+            "idempotency.store.redis.key-prefix", "mine:", "idempotency.retention", "5m"));
+        Map<String, String> memory = new java.util.LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "false"));
+
+        assertThat(AbBenchmark.redisSides("r1", a, b)).containsExactly(a, b);
+        assertThat(a).containsEntry("idempotency.store.redis.key-prefix", "ab-r1:")
+            .containsEntry("idempotency.retention", "1h");
+        assertThat(b).containsEntry("idempotency.store.redis.key-prefix", "mine:")
+            .containsEntry("idempotency.retention", "5m");
+        assertThat(AbBenchmark.redisSides("r2", memory, new java.util.LinkedHashMap<>(memory))).isEmpty();
+        assertThat(memory).doesNotContainKeys("idempotency.store.redis.key-prefix", "idempotency.retention");
+    }
+
+    @Test
     void signTestIsTheTwoSidedBinomialTail() {
         assertThat(AbBenchmark.signTest(0, 0)).isEqualTo(1.0);
         assertThat(AbBenchmark.signTest(6, 6)).isEqualTo(1.0);
