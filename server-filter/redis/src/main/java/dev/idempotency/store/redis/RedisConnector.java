@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -201,6 +202,10 @@ final class RedisConnector implements AutoCloseable {
     final class Link {
 
         private final EventLoop loop;
+        /** An event loop's connection: its calls' deadlines, kept and expired by the loop itself. */
+        private final CommandDeadlines loopDeadlines;
+        private ScheduledFuture<?> loopTicker; // the loop's own
+        private volatile boolean closing;
         private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
         private volatile EventExecutor channelLoop;
         private AbstractRedisClient client; // guarded by this
@@ -212,6 +217,29 @@ final class RedisConnector implements AutoCloseable {
         private Link(EventLoop loop) {
             this.loop = loop;
             this.channelLoop = loop;
+            this.loopDeadlines = loop == null ? null : deadlines.confined();
+        }
+
+        /**
+         * Fails {@code call} unless it completes within the command timeout. A call made on this
+         * link's own event loop (the usual case) joins the loop's deadlines, which only that
+         * thread touches: written, answered and expired there, by a tick of the loop's own; any
+         * other call joins the connector's shared deadlines.
+         */
+        void track(CompletableFuture<?> call) {
+            if (loopDeadlines == null || closing || !loop.inEventLoop()) {
+                deadlines.track(call);
+                return;
+            }
+            loopDeadlines.track(call);
+            if (loopTicker == null) {
+                try {
+                    loopTicker = loop.scheduleWithFixedDelay(loopDeadlines::expire, tickNanos, tickNanos,
+                        TimeUnit.NANOSECONDS);
+                } catch (RejectedExecutionException e) {
+                    deadlines.track(call); // the loop is shutting down: the shared tick takes it
+                }
+            }
         }
 
         /** @return the commands of the open connection; completes when it is up, or fails when connecting failed */
@@ -350,6 +378,15 @@ final class RedisConnector implements AutoCloseable {
         }
 
         void close() {
+            closing = true;
+            if (loop != null) {
+                // the loop's tick is the loop's own: cancelled there, or at once if it has stopped
+                try {
+                    loop.execute(this::stopLoopTicker);
+                } catch (RejectedExecutionException e) {
+                    // the loop is gone, and its scheduled tasks with it
+                }
+            }
             AbstractRedisClient c;
             ClientResources r;
             StatefulConnection<byte[], byte[]> conn;
@@ -378,6 +415,13 @@ final class RedisConnector implements AutoCloseable {
                 if (!loopGone) {
                     f.awaitUninterruptibly(CLOSE_WAIT_SECONDS + 1, TimeUnit.SECONDS);
                 }
+            }
+        }
+
+        private void stopLoopTicker() {
+            if (loopTicker != null) {
+                loopTicker.cancel(false);
+                loopTicker = null;
             }
         }
 

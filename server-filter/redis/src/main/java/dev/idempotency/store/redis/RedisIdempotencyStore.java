@@ -123,8 +123,9 @@ import java.util.stream.Collectors;
  * {@code connectAsync}: no call ever blocks a thread. A call made on an event loop uses a
  * connection of that loop, so it is written and answered on the calling thread (see
  * {@link RedisConnector}); the application's client itself is never changed.
- * {@code command-timeout} bounds each call, the connect included, by one periodic check instead
- * of a timer per command ({@link CommandDeadlines}). Any Lettuce failure (connection refused or
+ * {@code command-timeout} bounds each call, the connect included, by a periodic check instead
+ * of a timer per command ({@link CommandDeadlines}): an event loop checks its own connection's
+ * calls, and one check on a Lettuce thread covers the rest. Any Lettuce failure (connection refused or
  * lost, timeout, error reply) and any record that cannot be decoded fails the stage with an
  * {@link IdempotencyStoreException}. While a connection is down, calls fail at once; a failed
  * connect is tried again on the next call, and an established connection reconnects by itself
@@ -249,7 +250,6 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     private final byte[] keyHead;
     private final Duration lateCompletionWindow;
     private final Duration expiryGrace;
-    private final CommandDeadlines deadlines;
     private final RedisConnector connector;
     private final String description;
     /** Whether the server takes SET with NX and GET together (Redis 7.0+); learnt from the first refusal. */
@@ -276,7 +276,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         this.keyHead = (keyPrefix + "{").getBytes(StandardCharsets.UTF_8);
         this.lateCompletionWindow = configuration.getLateCompletionWindow();
         this.expiryGrace = configuration.getExpiryGrace();
-        this.deadlines = new CommandDeadlines(configuration.getCommandTimeout());
+        CommandDeadlines deadlines = new CommandDeadlines(configuration.getCommandTimeout());
         long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
             Math.min(MAX_TICK_NANOS, configuration.getCommandTimeout().toNanos() / 10));
         this.connector = new RedisConnector(client, uris, deadlines, tick, configuration.isEventLoopConnections(),
@@ -587,11 +587,6 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         return connector.connections();
     }
 
-    /** @return how many calls the timeout check tracks (for tests) */
-    int trackedCalls() {
-        return deadlines.size();
-    }
-
     /** @return the Redis key of the record of {@code storeKey} */
     String recordKeyText(String storeKey) {
         return keyPrefix + "{" + storeKey + "}";
@@ -646,7 +641,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     private <T> CompletableFuture<T> run(RedisConnector.Link link, String name, Command command, Decoder<T> decoder,
                                          Recovery<T> recovery) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        deadlines.track(result);
+        link.track(result);
         CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands = link.commands();
         if (commands.isDone() && !commands.isCompletedExceptionally()) {
             RedisClusterAsyncCommands<byte[], byte[]> c = commands.join();

@@ -9,6 +9,9 @@ import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.netty.channel.EventLoop;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -223,6 +226,41 @@ class RedisRoundTripTest {
             assertThat(join(store.acquire(UUID.randomUUID().toString(), fp("a"), Duration.ofSeconds(30))))
                 .isInstanceOf(AcquireResult.Acquired.class);
         }
+    }
+
+    @Test
+    @DisplayName("S19: a call made on an event loop, on that loop's own connection, times out like any other when"
+        + " Redis answers too slowly, and the connection serves the next call")
+    void slowRedisTimesOutOnAnEventLoopsConnection() throws Exception {
+        RedisIdempotencyStoreConfigurationProperties cfg = new RedisIdempotencyStoreConfigurationProperties();
+        cfg.setCommandTimeout(Duration.ofMillis(300));
+        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        try (RedisIdempotencyStore store = store(clock, cfg)) {
+            EventLoop loop = group.next();
+            assertThat(join(onLoop(loop, () -> store.acquire(UUID.randomUUID().toString(), fp("a"),
+                Duration.ofSeconds(30))))).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(store.connections()).as("the loop's own connection, no shared one").hasSize(1);
+            admin.sync().clientPause(1500);
+            long start = System.nanoTime();
+            CompletableFuture<AcquireResult> late = onLoop(loop, () -> store.acquire(UUID.randomUUID().toString(),
+                fp("a"), Duration.ofSeconds(30)));
+            assertThatThrownBy(() -> join(late))
+                .isInstanceOf(IdempotencyStoreException.class)
+                .hasMessageContaining("command timeout");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(1500));
+            RedisServerProcess.sleep(1500);
+            assertThat(join(onLoop(loop, () -> store.acquire(UUID.randomUUID().toString(), fp("a"),
+                Duration.ofSeconds(30))))).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(store.connections()).hasSize(1);
+        } finally {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    /** @return the stage of {@code call}, made on {@code loop} as the filter makes it */
+    private static <T> CompletableFuture<T> onLoop(EventLoop loop, java.util.function.Supplier<CompletionStage<T>> call)
+            throws Exception {
+        return loop.submit(() -> call.get().toCompletableFuture()).get(5, TimeUnit.SECONDS);
     }
 
     @Test
