@@ -1,7 +1,6 @@
 package dev.idempotency.benchmarks.load;
 
 import dev.idempotency.testsupport.TestRedis;
-import io.lettuce.core.RedisClient;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -185,24 +184,13 @@ public final class AbBenchmark {
         return onRedis;
     }
 
-    /** Deletes the records the Redis sides made (SCAN + UNLINK of each prefix), and says how many. */
+    /** Deletes the records the Redis sides made, and says how many. */
     private static void deleteRecords(List<Map<String, String>> onRedis) {
-        for (List<String> where : onRedis.stream()
-                .map(p -> List.of(p.getOrDefault("redis.uri", TestRedis.uri()), p.get(LoadBenchmark.REDIS_PREFIX)))
-                .distinct().toList()) {
-            String uri = where.get(0);
-            String prefix = where.get(1);
-            RedisClient client = RedisClient.create(uri);
-            try {
-                System.out.println("deleted " + TestRedis.deleteKeys(client, prefix) + " records under " + prefix
-                    + " at " + uri);
-            } catch (RuntimeException e) {
-                System.out.println("could not delete the records under " + prefix + " at " + uri
-                    + " (they expire by themselves): " + e);
-            } finally {
-                client.shutdown();
-            }
-        }
+        onRedis.stream()
+            .map(p -> List.of(p.getOrDefault("redis.uri", TestRedis.uri()), p.get(LoadBenchmark.REDIS_PREFIX)))
+            .distinct()
+            .forEach(where -> System.out.println(LoadBenchmark.deleteRecords(where.get(0), where.get(1))
+                + " at " + where.get(0)));
     }
 
     /** @return whether pass {@code pass} (from 0) starts and warms up B's service first: every second one */

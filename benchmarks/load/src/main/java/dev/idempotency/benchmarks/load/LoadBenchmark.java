@@ -2,6 +2,7 @@ package dev.idempotency.benchmarks.load;
 
 import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRedis;
+import io.lettuce.core.RedisClient;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -325,15 +326,27 @@ public final class LoadBenchmark {
             if (store.equals("redis")) {
                 // a Redis run leaves hundreds of thousands of records, which would otherwise wait
                 // for their TTL (the retention plus the grace) on what may be a shared server
-                try {
-                    notes.add("- redis: deleted the run's " + TestRedis.deleteKeys(props.get(REDIS_PREFIX)) + " records");
-                } catch (RuntimeException e) {
-                    notes.add("- redis: the run's records (" + props.get(REDIS_PREFIX) + "*) could not be deleted and"
-                        + " expire by themselves: " + e);
-                }
+                notes.add("- redis: " + deleteRecords(props.get("redis.uri"), props.get(REDIS_PREFIX)));
             }
         }
         return notes;
+    }
+
+    /**
+     * Deletes a run's Redis records: every key under {@code prefix} (SCAN + UNLINK).
+     *
+     * @return what was done, for the report: how many were deleted, or why none could be (they
+     *     then expire by themselves)
+     */
+    static String deleteRecords(String uri, String prefix) {
+        RedisClient client = RedisClient.create(uri);
+        try {
+            return "deleted the run's " + TestRedis.deleteKeys(client, prefix) + " records under " + prefix;
+        } catch (RuntimeException e) {
+            return "the run's records under " + prefix + " could not be deleted and expire by themselves: " + e;
+        } finally {
+            client.shutdown();
+        }
     }
 
     /**

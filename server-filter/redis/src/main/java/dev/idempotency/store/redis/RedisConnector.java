@@ -205,14 +205,13 @@ final class RedisConnector implements AutoCloseable {
         /** An event loop's connection: its calls' deadlines, kept and expired by the loop itself. */
         private final CommandDeadlines loopDeadlines;
         private ScheduledFuture<?> loopTicker; // the loop's own
-        private volatile boolean closing;
         private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
         private volatile EventExecutor channelLoop;
         private AbstractRedisClient client; // guarded by this
         private ClientResources resources; // guarded by this
         private StatefulConnection<byte[], byte[]> connection; // guarded by this
         private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connecting; // guarded by this
-        private boolean linkClosed; // guarded by this
+        private volatile boolean linkClosed; // written under this
 
         private Link(EventLoop loop) {
             this.loop = loop;
@@ -227,7 +226,7 @@ final class RedisConnector implements AutoCloseable {
          * other call joins the connector's shared deadlines.
          */
         void track(CompletableFuture<?> call) {
-            if (loopDeadlines == null || closing || !loop.inEventLoop()) {
+            if (loopDeadlines == null || linkClosed || !loop.inEventLoop()) {
                 deadlines.track(call);
                 return;
             }
@@ -378,15 +377,6 @@ final class RedisConnector implements AutoCloseable {
         }
 
         void close() {
-            closing = true;
-            if (loop != null) {
-                // the loop's tick is the loop's own: cancelled there, or at once if it has stopped
-                try {
-                    loop.execute(this::stopLoopTicker);
-                } catch (RejectedExecutionException e) {
-                    // the loop is gone, and its scheduled tasks with it
-                }
-            }
             AbstractRedisClient c;
             ClientResources r;
             StatefulConnection<byte[], byte[]> conn;
@@ -399,6 +389,15 @@ final class RedisConnector implements AutoCloseable {
                 client = null;
                 r = resources;
                 resources = null;
+            }
+            if (loop != null) {
+                // the loop's tick is the loop's own, cancelled there; no call of a closed link
+                // starts it again (track sees linkClosed)
+                try {
+                    loop.execute(this::stopLoopTicker);
+                } catch (RejectedExecutionException e) {
+                    // the loop is gone, and its scheduled tasks with it
+                }
             }
             // a loop that already stopped (the server shut down first) took its channel with it, and
             // nothing waits on it any more: close without waiting then, never hang the shutdown

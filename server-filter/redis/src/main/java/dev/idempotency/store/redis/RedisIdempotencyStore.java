@@ -125,8 +125,8 @@ import java.util.stream.Collectors;
  * {@link RedisConnector}); the application's client itself is never changed.
  * {@code command-timeout} bounds each call, the connect included, by a periodic check instead
  * of a timer per command ({@link CommandDeadlines}): an event loop checks its own connection's
- * calls, and one check on a Lettuce thread covers the rest. Any Lettuce failure (connection refused or
- * lost, timeout, error reply) and any record that cannot be decoded fails the stage with an
+ * calls, and one check on a Lettuce thread covers the rest. Any Lettuce failure (connection
+ * refused or lost, timeout, error reply) and any record that cannot be decoded fails the stage with an
  * {@link IdempotencyStoreException}. While a connection is down, calls fail at once; a failed
  * connect is tried again on the next call, and an established connection reconnects by itself
  * (Lettuce's reconnect backoff).

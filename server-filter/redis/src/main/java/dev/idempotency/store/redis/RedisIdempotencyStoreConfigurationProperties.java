@@ -77,8 +77,9 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     }
 
     /**
-     * The bound on every Redis command the store sends (the Lettuce command timeout of the
-     * store's own connection) and on opening that connection. A command that takes longer fails,
+     * The bound on every Redis command the store sends, and on opening its connections. The store
+     * checks it itself, every tenth of the timeout (at least every 50 ms), rather than with a timer
+     * per command, so a command fails at most that much late. A command that takes longer fails,
      * and the request is answered 503 {@code idempotency-store-unavailable}. Default 2s.
      *
      * @param commandTimeout a positive duration

@@ -254,13 +254,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
         + " and is left alone")
     void foreignRecordFailsClearly() {
         String key = newKey();
-        try (StatefulRedisConnection<String, String> c = client.connect()) {
-            c.sync().set(prefix + "{" + key + "}", "something else");
-            assertThatThrownBy(() -> acquire(key, fingerprint("a"), LEASE))
-                .isInstanceOf(dev.idempotency.server.store.IdempotencyStoreException.class)
-                .hasMessageContaining("not a format-2 record");
-            assertThat(c.sync().get(prefix + "{" + key + "}")).isEqualTo("something else");
-        }
+        refusedAndLeftAlone(key, "something else".getBytes(StandardCharsets.UTF_8), "not a format-2 record");
     }
 
     @Test
@@ -272,14 +266,18 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
         assertThat(complete(key, token, response(201, "made"), RETENTION)).isTrue();
         byte[] damaged = raw(key);
         damaged[20 + fingerprint("a").length + 7] = 9; // the header block's version byte
+        refusedAndLeftAlone(key, damaged, "record " + prefix + "{" + key + "}", "unknown header block version 9");
+    }
+
+    /** Stores {@code record} under {@code key}: an acquire of it fails saying {@code what}, and the record stays. */
+    private void refusedAndLeftAlone(String key, byte[] record, String... what) {
         byte[] recordKey = redisStore.recordKeyText(key).getBytes(StandardCharsets.UTF_8);
         try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
-            c.sync().set(recordKey, damaged);
+            c.sync().set(recordKey, record);
             assertThatThrownBy(() -> acquire(key, fingerprint("a"), LEASE))
                 .isInstanceOf(dev.idempotency.server.store.IdempotencyStoreException.class)
-                .hasMessageContaining("record " + prefix + "{" + key + "}")
-                .hasMessageContaining("unknown header block version 9");
-            assertThat(c.sync().get(recordKey)).isEqualTo(damaged);
+                .hasMessageContainingAll(what);
+            assertThat(c.sync().get(recordKey)).isEqualTo(record);
         }
     }
 }
