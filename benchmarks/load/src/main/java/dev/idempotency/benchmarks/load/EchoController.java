@@ -11,11 +11,12 @@ import io.micronaut.serde.annotation.Serdeable;
 
 /**
  * The load benchmark's service: one trivial JSON echo, on the blocking executor as a JDBC-backed
- * handler would be, four times: without the filter ({@code /echo}), under it
+ * handler would be, five times: without the filter ({@code /echo}), under it
  * ({@code /idem/echo}), under {@link FloorFilter} ({@code /floor/echo}), the least any
- * non-blocking filter that reads the body costs, and under {@link StoreFloorFilter}
- * ({@code /store-floor/echo}), that plus the store's two round trips. They run the same code
- * in the same process, so their ratios are the filter's cost.
+ * non-blocking filter that reads the body costs, under {@link StoreFloorFilter}
+ * ({@code /store-floor/echo}), that plus the store's two round trips, and under
+ * {@link WorkFloorFilter} ({@code /work-floor/echo}), the floor plus a fixed amount of CPU work.
+ * They run the same code in the same process, so their ratios are the filter's cost.
  */
 @Controller
 @ExecuteOn(TaskExecutors.BLOCKING)
@@ -38,6 +39,11 @@ class EchoController {
 
     @Post("/store-floor/echo")
     HttpResponse<Order> storeFloorEcho(@Body Order order) {
+        return HttpResponse.created(order);
+    }
+
+    @Post("/work-floor/echo")
+    HttpResponse<Order> workFloorEcho(@Body Order order) {
         return HttpResponse.created(order);
     }
 

@@ -42,7 +42,8 @@ import java.util.regex.Pattern;
  * its baseline, the same requests sent to the same route without the filter, and the new-key
  * requests under {@link FloorFilter} too (the least any non-blocking filter that reads the body
  * costs, so the idempotency filter's own share can be told from Micronaut's; on Redis also under
- * {@link StoreFloorFilter}, which adds the store's two round trips from the event loop), at {@code -c32 -t2}
+ * {@link StoreFloorFilter}, which adds the store's two round trips from the event loop; in memory
+ * under {@link WorkFloorFilter}, which adds a fixed amount of CPU work), at {@code -c32 -t2}
  * and at one connection; it reads the service's CPU time per request from {@code /proc}, and
  * measures the stores' own ceilings in the same run too (PostgreSQL: pgbench's single-row upsert
  * commit rate at 16 clients; Redis: one connection's PING round trip). The measured runs repeat
@@ -86,6 +87,8 @@ public final class LoadBenchmark {
     private final int latencyRounds;
     private final int latencySeconds;
     private final Wrk wrk;
+    /** The CPU work of the work floor, µs per request, as the service is told it. */
+    private final String workFloorMicros;
     private final StringBuilder report = new StringBuilder();
 
     private LoadBenchmark(Map<String, String> options, Path work) {
@@ -98,6 +101,8 @@ public final class LoadBenchmark {
         this.latencyRounds = Integer.parseInt(options.getOrDefault("latency-rounds", "8"));
         this.latencySeconds = Integer.parseInt(options.getOrDefault("latency-seconds", "2"));
         this.wrk = new Wrk(work);
+        this.workFloorMicros = options.getOrDefault("prop." + WorkFloorFilter.MICROS_PROPERTY,
+            WorkFloorFilter.DEFAULT_MICROS);
     }
 
     public static void main(String[] args) throws Exception {
@@ -198,9 +203,11 @@ public final class LoadBenchmark {
             // retention would expire during the run, and its first request would run again
             String replayKey = "replay-" + runId + "-warm";
             service.prime(replayKey);
-            // the store floor only where a target is stated in the store's round trips (Redis)
+            // the store floor only where a target is stated in the store's round trips (Redis); the
+            // work floor only in memory, where the filter's cost is all its own work
             List<Wrk.Kind> kinds = Arrays.stream(Wrk.Kind.values())
-                .filter(k -> k != Wrk.Kind.STORE_FLOOR || store.equals("redis")).toList();
+                .filter(k -> k != Wrk.Kind.STORE_FLOOR || store.equals("redis"))
+                .filter(k -> k != Wrk.Kind.WORK_FLOOR || store.equals("memory")).toList();
             // the JIT takes tens of seconds of load to compile the filter's path on two cores (its
             // first seconds run at a tenth of its speed): each configuration is warmed up until its
             // req/s settles, so the rounds measure the steady state, not the compiler
@@ -298,6 +305,15 @@ public final class LoadBenchmark {
                     + " floor's req/s", store, micros(singleFloor), signed(addedFloor),
                 signed(medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.FLOOR)),
                 medianRatio(loaded, Wrk.Kind.NEW_KEYS, Wrk.Kind.FLOOR)));
+            if (loaded.containsKey(Wrk.Kind.WORK_FLOOR)) {
+                notes.add(String.format(Locale.ROOT, "- %s work floor (the floor plus %s µs of CPU work on the event loop):"
+                        + " %.2f of no filter's req/s at %s of service CPU per request (the floor %s, no filter %s); the"
+                        + " filter's new keys reach %.2f of its req/s", store, workFloorMicros,
+                    medianRatio(loaded, Wrk.Kind.WORK_FLOOR, Wrk.Kind.BASELINE_NEW),
+                    cpuMicros(median(cpu.get(Wrk.Kind.WORK_FLOOR))), cpuMicros(median(cpu.get(Wrk.Kind.FLOOR))),
+                    cpuMicros(median(cpu.get(Wrk.Kind.BASELINE_NEW))),
+                    medianRatio(loaded, Wrk.Kind.NEW_KEYS, Wrk.Kind.WORK_FLOOR)));
+            }
             if (!Double.isNaN(redisRoundTrip)) {
                 notes.add(String.format(Locale.ROOT, "- redis: one PING round trip (p50, one connection, blocking socket) %s;"
                         + " new keys add %s at one connection, i.e. two round trips %s", micros(redisRoundTrip),
@@ -354,7 +370,7 @@ public final class LoadBenchmark {
      *     {@code redis-server}), which shares the machine's cores with the service and wrk: the
      *     median of the rounds
      */
-    private static String storeServerCpu(String store, Map<Wrk.Kind, List<Double>> byKind) {
+    private String storeServerCpu(String store, Map<Wrk.Kind, List<Double>> byKind) {
         List<String> parts = new ArrayList<>();
         byKind.forEach((kind, values) -> {
             double micros = median(values);
@@ -369,7 +385,7 @@ public final class LoadBenchmark {
      *     group (see {@link ProcCpu}), the median of the rounds; groups under 0.1 µs left out, a
      *     group whose rounds could not tell (a thread of it ended) shown as {@code ?}
      */
-    private static String cpuByThreads(String store, Map<Wrk.Kind, Map<ProcCpu.Group, List<Double>>> byKind) {
+    private String cpuByThreads(String store, Map<Wrk.Kind, Map<ProcCpu.Group, List<Double>>> byKind) {
         List<String> configurations = new ArrayList<>();
         byKind.forEach((kind, groups) -> {
             List<String> parts = new ArrayList<>();
@@ -453,12 +469,13 @@ public final class LoadBenchmark {
         return kind.baseline() == Wrk.Kind.BASELINE_REPLAY ? replayKey : prefix;
     }
 
-    private static String label(Wrk.Kind kind) {
+    private String label(Wrk.Kind kind) {
         return switch (kind) {
             case BASELINE_NEW -> "no filter (a new key per request)";
             case NEW_KEYS -> "filter, new keys";
             case FLOOR -> "floor: a filter that only copies the body (new keys)";
             case STORE_FLOOR -> "store floor: the floor plus two store round trips (new keys)";
+            case WORK_FLOOR -> "work floor: the floor plus " + workFloorMicros + " µs of CPU work (new keys)";
             case BASELINE_REPLAY -> "no filter (one key)";
             case REPLAYS -> "filter, replays";
         };

@@ -63,6 +63,12 @@ final class Wrk {
          * trips (measured for Redis, whose latency target is stated in round trips).
          */
         STORE_FLOOR("/store-floor/echo", Scripts.NEW_KEYS),
+        /**
+         * The same requests under {@link WorkFloorFilter}: the floor plus a fixed amount of CPU work
+         * on the event loop, a yardstick for what the filter's own work costs the ratio (measured
+         * in-memory, where the filter's cost is all its own work).
+         */
+        WORK_FLOOR("/work-floor/echo", Scripts.NEW_KEYS),
         BASELINE_REPLAY("/echo", Scripts.ONE_KEY),
         REPLAYS("/idem/echo", Scripts.ONE_KEY);
 
@@ -77,7 +83,7 @@ final class Wrk {
         /** @return the configuration whose requests are the same, without the filter */
         Kind baseline() {
             return switch (this) {
-                case BASELINE_NEW, NEW_KEYS, FLOOR, STORE_FLOOR -> BASELINE_NEW;
+                case BASELINE_NEW, NEW_KEYS, FLOOR, STORE_FLOOR, WORK_FLOOR -> BASELINE_NEW;
                 case BASELINE_REPLAY, REPLAYS -> BASELINE_REPLAY;
             };
         }
