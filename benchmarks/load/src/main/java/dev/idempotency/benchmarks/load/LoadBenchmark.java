@@ -180,7 +180,7 @@ public final class LoadBenchmark {
                 props.put("idempotency.retention", "2m");
                 URI redis = URI.create(TestRedis.uri());
                 redisRoundTrip = redisRoundTripMicros(redis);
-                storeServer = ProcCpu.find("redis-server", ":" + (redis.getPort() == -1 ? 6379 : redis.getPort()));
+                storeServer = ProcCpu.find("redis-server", ":" + redisPort(redis));
             }
             case "postgres" -> {
                 TestPostgres.Server pg = TestPostgres.server();
@@ -308,11 +308,14 @@ public final class LoadBenchmark {
             if (loaded.containsKey(Wrk.Kind.WORK_FLOOR)) {
                 notes.add(String.format(Locale.ROOT, "- %s work floor (the floor plus %s µs of CPU work on the event loop):"
                         + " %.2f of no filter's req/s at %s of service CPU per request (the floor %s, no filter %s); the"
-                        + " filter's new keys reach %.2f of its req/s", store, workFloorMicros,
+                        + " filter's new keys reach %.2f of its req/s. At one connection %s over no filter (new keys %s"
+                        + " over it)", store, workFloorMicros,
                     medianRatio(loaded, Wrk.Kind.WORK_FLOOR, Wrk.Kind.BASELINE_NEW),
                     cpuMicros(median(cpu.get(Wrk.Kind.WORK_FLOOR))), cpuMicros(median(cpu.get(Wrk.Kind.FLOOR))),
                     cpuMicros(median(cpu.get(Wrk.Kind.BASELINE_NEW))),
-                    medianRatio(loaded, Wrk.Kind.NEW_KEYS, Wrk.Kind.WORK_FLOOR)));
+                    medianRatio(loaded, Wrk.Kind.NEW_KEYS, Wrk.Kind.WORK_FLOOR),
+                    signed(medianDifference(single, Wrk.Kind.WORK_FLOOR, Wrk.Kind.BASELINE_NEW)),
+                    signed(medianDifference(single, Wrk.Kind.NEW_KEYS, Wrk.Kind.WORK_FLOOR))));
             }
             if (!Double.isNaN(redisRoundTrip)) {
                 notes.add(String.format(Locale.ROOT, "- redis: one PING round trip (p50, one connection, blocking socket) %s;"
@@ -539,10 +542,15 @@ public final class LoadBenchmark {
         return Double.parseDouble(tps.group(1));
     }
 
+    /** @return the port of a {@code redis://} URI, Redis's default when it gives none */
+    private static int redisPort(URI redis) {
+        return redis.getPort() == -1 ? 6379 : redis.getPort();
+    }
+
     /** The median round trip of {@code PING} on one connection, in µs. */
     private static double redisRoundTripMicros(URI redis) throws IOException {
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(redis.getHost(), redis.getPort() == -1 ? 6379 : redis.getPort()), 2000);
+            socket.connect(new InetSocketAddress(redis.getHost(), redisPort(redis)), 2000);
             socket.setTcpNoDelay(true);
             OutputStream out = socket.getOutputStream();
             InputStream in = socket.getInputStream();
