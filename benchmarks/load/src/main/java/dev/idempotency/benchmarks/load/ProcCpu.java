@@ -42,7 +42,7 @@ final class ProcCpu {
                 || name.startsWith("PostgreSQL-JDB")) {
                 return STORE_AND_FILTER;
             }
-            if (name.startsWith("GC Thread") || name.startsWith("G1 ") || name.equals("VM Thread")) {
+            if (name.startsWith("GC Thread") || name.startsWith("G1 ") || name.equals("VM Thread") || isZgc(name)) {
                 return GC_AND_VM;
             }
             if (name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre")) {
@@ -50,6 +50,11 @@ final class ProcCpu {
             }
             return OTHER;
         }
+    }
+
+    /** @return whether a thread is one of ZGC's ({@code ZWorker#0}, {@code ZDriver}, {@code ZDirector}, ...) */
+    private static boolean isZgc(String name) {
+        return name.length() > 1 && name.charAt(0) == 'Z' && Character.isUpperCase(name.charAt(1));
     }
 
     /** {@code /proc}'s clock ticks per second ({@code getconf CLK_TCK}), 100 on Linux. */

@@ -24,6 +24,9 @@ class ProcCpuTest {
         assertThat(ProcCpu.Group.of("lettuce-nioEven")).isEqualTo(ProcCpu.Group.STORE_AND_FILTER);
         assertThat(ProcCpu.Group.of("GC Thread#0")).isEqualTo(ProcCpu.Group.GC_AND_VM);
         assertThat(ProcCpu.Group.of("G1 Conc#0")).isEqualTo(ProcCpu.Group.GC_AND_VM);
+        assertThat(ProcCpu.Group.of("ZWorker#0")).isEqualTo(ProcCpu.Group.GC_AND_VM);
+        assertThat(ProcCpu.Group.of("ZDriver")).isEqualTo(ProcCpu.Group.GC_AND_VM);
+        assertThat(ProcCpu.Group.of("Zeta-worker")).isEqualTo(ProcCpu.Group.OTHER);
         assertThat(ProcCpu.Group.of("C2 CompilerThre")).isEqualTo(ProcCpu.Group.JIT);
         assertThat(ProcCpu.Group.of("Signal Dispatch")).isEqualTo(ProcCpu.Group.OTHER);
     }
