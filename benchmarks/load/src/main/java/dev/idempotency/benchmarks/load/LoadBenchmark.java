@@ -284,6 +284,7 @@ public final class LoadBenchmark {
                     medianRatio(loaded, e.getKey(), e.getKey().baseline()),
                     runs.stream().mapToLong(Wrk.Result::failures).sum()));
             }
+            notes.add(roundRatios(store, loaded));
             notes.add(cpuByThreads(store, cpuByThreads));
             if (!storeServerCpu.isEmpty()) {
                 notes.add(storeServerCpu(store, storeServerCpu));
@@ -443,6 +444,27 @@ public final class LoadBenchmark {
     /** @return the median over the rounds of {@code kind}'s p50 minus {@code base}'s p50 in the same round */
     private static double medianDifference(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
         return medianPaired(rounds, kind, base, (a, b) -> a.p50Micros() - b.p50Micros());
+    }
+
+    /**
+     * @return a note with each round's ratio of every configuration to its baseline, in the order the
+     *     rounds ran: a slow spell that hit one configuration of a round shows as one ratio out of line
+     *     with the others, which the median hides
+     */
+    private String roundRatios(String store, Map<Wrk.Kind, List<Wrk.Result>> loaded) {
+        List<String> parts = new ArrayList<>();
+        loaded.forEach((kind, runs) -> {
+            if (!kind.isBaseline()) {
+                List<Wrk.Result> baselines = loaded.get(kind.baseline());
+                List<String> ratios = new ArrayList<>();
+                for (int i = 0; i < runs.size(); i++) {
+                    ratios.add(String.format(Locale.ROOT, "%.2f",
+                        runs.get(i).requestsPerSecond() / baselines.get(i).requestsPerSecond()));
+                }
+                parts.add(label(kind) + " " + String.join(", ", ratios));
+            }
+        });
+        return "- " + store + " ratio to no filter in each round: " + String.join("; ", parts);
     }
 
     /** @return the median over the rounds of {@code compare} applied to each round's pair of runs */
