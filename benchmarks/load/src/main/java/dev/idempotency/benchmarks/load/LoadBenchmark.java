@@ -438,12 +438,12 @@ public final class LoadBenchmark {
 
     /** @return the median over the rounds of {@code kind}'s req/s divided by {@code base}'s in the same round */
     private static double medianRatio(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
-        return medianPaired(rounds, kind, base, (a, b) -> a.requestsPerSecond() / b.requestsPerSecond());
+        return median(paired(rounds, kind, base, LoadBenchmark::ratio));
     }
 
     /** @return the median over the rounds of {@code kind}'s p50 minus {@code base}'s p50 in the same round */
     private static double medianDifference(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
-        return medianPaired(rounds, kind, base, (a, b) -> a.p50Micros() - b.p50Micros());
+        return median(paired(rounds, kind, base, (a, b) -> a.p50Micros() - b.p50Micros()));
     }
 
     /**
@@ -453,30 +453,32 @@ public final class LoadBenchmark {
      */
     private String roundRatios(String store, Map<Wrk.Kind, List<Wrk.Result>> loaded) {
         List<String> parts = new ArrayList<>();
-        loaded.forEach((kind, runs) -> {
+        for (Wrk.Kind kind : loaded.keySet()) {
             if (!kind.isBaseline()) {
-                List<Wrk.Result> baselines = loaded.get(kind.baseline());
                 List<String> ratios = new ArrayList<>();
-                for (int i = 0; i < runs.size(); i++) {
-                    ratios.add(String.format(Locale.ROOT, "%.2f",
-                        runs.get(i).requestsPerSecond() / baselines.get(i).requestsPerSecond()));
+                for (double ratio : paired(loaded, kind, kind.baseline(), LoadBenchmark::ratio)) {
+                    ratios.add(String.format(Locale.ROOT, "%.2f", ratio));
                 }
                 parts.add(label(kind) + " " + String.join(", ", ratios));
             }
-        });
+        }
         return "- " + store + " ratio to no filter in each round: " + String.join("; ", parts);
     }
 
-    /** @return the median over the rounds of {@code compare} applied to each round's pair of runs */
-    private static double medianPaired(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base,
-                                       ToDoubleBiFunction<Wrk.Result, Wrk.Result> compare) {
+    private static double ratio(Wrk.Result run, Wrk.Result baseline) {
+        return run.requestsPerSecond() / baseline.requestsPerSecond();
+    }
+
+    /** @return {@code compare} applied to each round's pair of runs, in the order the rounds ran */
+    private static double[] paired(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base,
+                                   ToDoubleBiFunction<Wrk.Result, Wrk.Result> compare) {
         List<Wrk.Result> runs = rounds.get(kind);
         List<Wrk.Result> baselines = rounds.get(base);
         double[] values = new double[runs.size()];
         for (int i = 0; i < values.length; i++) {
             values[i] = compare.applyAsDouble(runs.get(i), baselines.get(i));
         }
-        return median(values);
+        return values;
     }
 
     static double median(double[] values) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -54,7 +55,7 @@ class AbBenchmarkTest {
     void eachSideTakesTheCommonPropertiesWithItsOwnOverThem() {
         Map<String, String> options = LoadBenchmark.options(new String[] {"--prop.x=1", "--b.prop.x=2",
             "--b.prop.y=3", "--a.jvm=-XX:+UseParallelGC  -Xlog:gc", "--pairs=4"});
-        Map<String, String> common = new java.util.LinkedHashMap<>(Map.of("z", "0"));
+        Map<String, String> common = new LinkedHashMap<>(Map.of("z", "0"));
         LoadBenchmark.putServiceProperties(options, common);
         assertThat(AbBenchmark.sideProperties(options, "a", common)).isEqualTo(Map.of("z", "0", "x", "1"));
         assertThat(AbBenchmark.sideProperties(options, "b", common)).isEqualTo(Map.of("z", "0", "x", "2", "y", "3"));
@@ -64,17 +65,17 @@ class AbBenchmarkTest {
 
     @Test
     void redisSidesGetAPrefixOfTheRunsOwnAndAnHourOfRetentionUnlessTheOptionsSayOtherwise() {
-        Map<String, String> a = new java.util.LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "true"));
-        Map<String, String> b = new java.util.LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "true",
+        Map<String, String> a = new LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "true"));
+        Map<String, String> b = new LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "true",
             "idempotency.store.redis.key-prefix", "mine:", "idempotency.retention", "5m"));
-        Map<String, String> memory = new java.util.LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "false"));
+        Map<String, String> memory = new LinkedHashMap<>(Map.of("idempotency.store.redis.enabled", "false"));
 
         assertThat(AbBenchmark.redisSides("r1", a, b)).containsExactly(a, b);
         assertThat(a).containsEntry("idempotency.store.redis.key-prefix", "ab-r1:")
             .containsEntry("idempotency.retention", "1h");
         assertThat(b).containsEntry("idempotency.store.redis.key-prefix", "mine:")
             .containsEntry("idempotency.retention", "5m");
-        assertThat(AbBenchmark.redisSides("r2", memory, new java.util.LinkedHashMap<>(memory))).isEmpty();
+        assertThat(AbBenchmark.redisSides("r2", memory, new LinkedHashMap<>(memory))).isEmpty();
         assertThat(memory).doesNotContainKeys("idempotency.store.redis.key-prefix", "idempotency.retention");
     }
 

@@ -573,9 +573,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 return new RecordInfo(key.toString(), RecordInfo.State.IN_PROGRESS, token,
                     Instant.ofEpochMilli(acquiredAt), Instant.ofEpochMilli(deadline), 0, -1);
             }
-            StoredResponse stored = response();
             return new RecordInfo(key.toString(), RecordInfo.State.COMPLETED, token, Instant.ofEpochMilli(acquiredAt),
-                Instant.ofEpochMilli(deadline), stored.status(), stored.bodyOmitted() ? -1 : stored.bodyLength());
+                Instant.ofEpochMilli(deadline), StoredResponseCodec.status(data, fingerprintLength),
+                StoredResponseCodec.bodyLength(data, fingerprintLength, data.length - fingerprintLength));
         }
     }
 

@@ -140,6 +140,49 @@ public final class StoredResponseCodec {
         return new StoredResponse(status, headers, Arrays.copyOfRange(in, end, in.length), omitted == 1);
     }
 
+    /**
+     * The status of an encoded response, read from its first bytes only: a store that fetches the
+     * head of a record to inspect it needs neither its headers nor its body.
+     *
+     * @param in     at least the response's first 7 bytes from {@code offset}
+     * @param offset where the encoded response starts
+     * @return the status, as encoded (not checked against 100-599: {@link #decode} does that)
+     * @throws IllegalArgumentException when fewer than 7 bytes follow {@code offset}
+     */
+    public static int status(byte[] in, int offset) {
+        checkFixed(in, offset);
+        return getShort(in, offset);
+    }
+
+    /**
+     * The length of an encoded response's body, read from its first bytes only (see {@link #status}).
+     *
+     * @param in      at least the response's first 7 bytes from {@code offset}
+     * @param offset  where the encoded response starts
+     * @param encoded the length of the whole encoded response, of which {@code in} may hold only the head
+     * @return the body's length in bytes, or {@code -1} when the body was omitted
+     * @throws IllegalArgumentException when fewer than 7 bytes follow {@code offset}, or the header
+     *                                  block's length does not fit in {@code encoded}
+     */
+    public static long bodyLength(byte[] in, int offset, long encoded) {
+        checkFixed(in, offset);
+        if (in[offset + 2] == 1) {
+            return -1;
+        }
+        int block = getInt(in, offset + 3);
+        long body = encoded - FIXED - block;
+        if (block < 5 || body < 0) {
+            throw malformed("the header block's length is " + block + " where " + (encoded - FIXED) + " bytes follow");
+        }
+        return body;
+    }
+
+    private static void checkFixed(byte[] in, int offset) {
+        if (offset < 0 || in.length - offset < FIXED) {
+            throw malformed("it is " + (in.length - offset) + " bytes long, at least " + FIXED + " needed");
+        }
+    }
+
     private static IllegalArgumentException malformed(String what) {
         return new IllegalArgumentException("not a stored response: " + what);
     }

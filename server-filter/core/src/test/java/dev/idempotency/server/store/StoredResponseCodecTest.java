@@ -79,6 +79,24 @@ class StoredResponseCodecTest {
     }
 
     @Test
+    void statusAndBodyLengthAreReadFromTheHeadAlone() {
+        StoredResponse kept = new StoredResponse(201, Map.of("Location", List.of("/v1/orders/ü-42")),
+            "{\"id\":42}".getBytes(StandardCharsets.UTF_8), false);
+        StoredResponse omitted = new StoredResponse(200, Map.of(), new byte[0], true);
+        byte[] encoded = StoredResponseCodec.encode(new byte[] {9, 9, 9}, 3, kept);
+        byte[] head = java.util.Arrays.copyOf(encoded, 3 + 7); // what a store fetches to inspect a record
+
+        assertEquals(201, StoredResponseCodec.status(head, 3));
+        assertEquals(kept.bodyLength(), StoredResponseCodec.bodyLength(head, 3, encoded.length - 3));
+        assertEquals(-1, StoredResponseCodec.bodyLength(StoredResponseCodec.encode(omitted), 0,
+            StoredResponseCodec.encode(omitted).length));
+        assertThatThrownBy(() -> StoredResponseCodec.status(head, 4))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 7 needed");
+        assertThatThrownBy(() -> StoredResponseCodec.bodyLength(head, 3, 10))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("header block's length");
+    }
+
+    @Test
     void anEncodedStringIsExactlyItsUtf8Bytes() {
         // a non-ASCII name, a character of three bytes, one of four, and a lone surrogate (which
         // UTF-8 encodes as '?', the length written must be that of the bytes written)

@@ -74,13 +74,8 @@ import java.util.stream.Collectors;
  *               retention's end once completed
  *     18     2  fingerprint length n
  *     20     n  fingerprint
- * completed records go on with the response in {@link StoredResponseCodec}'s form:
- *   20+n     2  status
- *   22+n     1  omitted: 1 when the body was too large and not kept, else 0
- *   23+n     4  length h of the headers
- *   27+n     h  headers: version byte 1, an int header count, then per header its name, an int
- *               value count and its values, each string an int byte length and its UTF-8 bytes
- * 27+n+h  rest  body, exactly as sent
+ *   20+n  rest  completed records only: the response in {@link StoredResponseCodec}'s form
+ *               (status, omitted flag, header block, body exactly as sent)
  * </pre>
  * A released record ('R') is a tombstone that keeps the last fencing token, so the next acquire
  * of the key continues above it.
@@ -540,11 +535,12 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             case COMPLETED -> {
                 checkFormat(storeKey, head, FINGERPRINT);
                 int at = FINGERPRINT + readShort(head, FINGERPRINT_LENGTH);
-                checkFormat(storeKey, head, at + 7);
-                boolean omitted = head[at + 2] == 1;
-                long body = length - (at + 7) - readInt(head, at + 3);
-                yield new RecordInfo(storeKey, RecordInfo.State.COMPLETED, token, startedAt, deadline,
-                    readShort(head, at), omitted ? -1 : body);
+                try {
+                    yield new RecordInfo(storeKey, RecordInfo.State.COMPLETED, token, startedAt, deadline,
+                        StoredResponseCodec.status(head, at), StoredResponseCodec.bodyLength(head, at, length - at));
+                } catch (IllegalArgumentException e) {
+                    throw new IOException("record " + recordKeyText(storeKey) + ": " + e.getMessage(), e);
+                }
             }
             default -> throw new IOException("unknown state " + head[STATE]);
         };
@@ -752,10 +748,6 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             v = (v << 8) | (b[at + i] & 0xFF);
         }
         return v;
-    }
-
-    private static int readInt(byte[] b, int at) {
-        return ((b[at] & 0xFF) << 24) | ((b[at + 1] & 0xFF) << 16) | ((b[at + 2] & 0xFF) << 8) | (b[at + 3] & 0xFF);
     }
 
     private static int readShort(byte[] b, int at) {
