@@ -168,6 +168,7 @@ public final class LoadBenchmark {
         String runId = UUID.randomUUID().toString().substring(0, 8);
         double ceiling = Double.NaN;
         double redisRoundTrip = Double.NaN;
+        URI redisServer = null; // where INFO commandstats is read, for Redis
         long storeServer = -1; // the store's server process, when it runs on this machine and can be found
         String schema = null;
         switch (store) {
@@ -180,6 +181,7 @@ public final class LoadBenchmark {
                 props.put("idempotency.retention", "2m");
                 URI redis = URI.create(TestRedis.uri());
                 redisRoundTrip = redisRoundTripMicros(redis);
+                redisServer = redis;
                 storeServer = ProcCpu.find("redis-server", ":" + redisPort(redis));
             }
             case "postgres" -> {
@@ -232,6 +234,7 @@ public final class LoadBenchmark {
             Map<Wrk.Kind, List<Double>> heap = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, Map<ProcCpu.Group, List<Double>>> cpuByThreads = new EnumMap<>(Wrk.Kind.class);
             Map<Wrk.Kind, List<Double>> storeServerCpu = new EnumMap<>(Wrk.Kind.class);
+            Map<Wrk.Kind, List<Map<String, RedisCommandStats.Totals>>> redisCommands = new EnumMap<>(Wrk.Kind.class);
             for (int round = 0; round < rounds; round++) {
                 for (Wrk.Kind kind : kinds) {
                     if (kind == Wrk.Kind.BASELINE_REPLAY) {
@@ -242,8 +245,14 @@ public final class LoadBenchmark {
                     Map<ProcCpu.Group, Long> threadsBefore = service.cpuNanosByThreadGroup();
                     long heapBefore = service.allocatedBytes();
                     long storeBefore = storeServer < 0 ? -1 : ProcCpu.process(storeServer);
+                    Map<String, RedisCommandStats.Totals> commandsBefore = redisServer == null ? null
+                        : RedisCommandStats.read(redisServer);
                     Wrk.Result r = wrk.run(base, kind, key(kind, runId + "-c" + round, replayKey), threads, connections,
                         seconds);
+                    if (commandsBefore != null) {
+                        redisCommands.computeIfAbsent(kind, k -> new ArrayList<>()).add(
+                            RedisCommandStats.between(commandsBefore, RedisCommandStats.read(redisServer)));
+                    }
                     if (storeServer >= 0) {
                         storeServerCpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
                             perRequest(storeBefore, ProcCpu.process(storeServer), r) / 1000);
@@ -288,6 +297,9 @@ public final class LoadBenchmark {
             notes.add(cpuByThreads(store, cpuByThreads));
             if (!storeServerCpu.isEmpty()) {
                 notes.add(storeServerCpu(store, storeServerCpu));
+            }
+            if (!redisCommands.isEmpty()) {
+                notes.add(redisCommands(store, redisCommands, loaded));
             }
             double singleNewBase = median(single.get(Wrk.Kind.BASELINE_NEW), Wrk.Result::p50Micros);
             double singleNew = median(single.get(Wrk.Kind.NEW_KEYS), Wrk.Result::p50Micros);
@@ -382,6 +394,39 @@ public final class LoadBenchmark {
         });
         return "- " + store + " server's own CPU per request (its process on this machine, median of the rounds): "
             + String.join("; ", parts);
+    }
+
+    /**
+     * @return a note with the time the Redis server spent per request in each command
+     *     ({@code INFO commandstats}, read before and after each round): calls and µs per request,
+     *     the median of the rounds, commands under 0.01 calls per request left out
+     */
+    private String redisCommands(String store, Map<Wrk.Kind, List<Map<String, RedisCommandStats.Totals>>> byKind,
+                                 Map<Wrk.Kind, List<Wrk.Result>> loaded) {
+        List<String> configurations = new ArrayList<>();
+        byKind.forEach((kind, rounds) -> {
+            List<Wrk.Result> runs = loaded.get(kind);
+            // per command, each round's calls and µs per request; a command missing from a round did nothing in it
+            Map<String, double[][]> perCommand = new LinkedHashMap<>();
+            for (int i = 0; i < rounds.size(); i++) {
+                int round = i;
+                rounds.get(i).forEach((command, t) -> {
+                    double[][] v = perCommand.computeIfAbsent(command, c -> new double[2][rounds.size()]);
+                    v[0][round] = perRequest(0, t.calls(), runs.get(round));
+                    v[1][round] = perRequest(0, t.micros(), runs.get(round));
+                });
+            }
+            List<String> parts = new ArrayList<>();
+            perCommand.entrySet().stream()
+                .filter(e -> median(e.getValue()[0]) >= 0.01)
+                .sorted((a, b) -> Double.compare(median(b.getValue()[1]), median(a.getValue()[1])))
+                .forEach(e -> parts.add(String.format(Locale.ROOT, "%s %.2f× %s", e.getKey(), median(e.getValue()[0]),
+                    cpuMicros(median(e.getValue()[1])))));
+            configurations.add(label(kind) + ": " + (parts.isEmpty() ? "none" : String.join(", ", parts)));
+        });
+        return "- " + store + " server's time per request by command (INFO commandstats, calls and µs per request,"
+            + " median of the rounds; a script's own commands count under their names and in the script's time): "
+            + String.join("; ", configurations);
     }
 
     /**

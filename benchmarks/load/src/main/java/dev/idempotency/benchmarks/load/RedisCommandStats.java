@@ -1,0 +1,97 @@
+package dev.idempotency.benchmarks.load;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Where a Redis server spends its time, by command: {@code INFO commandstats} read before and
+ * after a run, the difference taken, so nothing is reset on a server others may share. Redis
+ * counts a script's own {@code redis.call}s under their own names as well as in the script's
+ * time ({@code evalsha}), so the times of a script and its commands overlap.
+ */
+final class RedisCommandStats {
+
+    /** One line of {@code INFO commandstats}: {@code cmdstat_set:calls=3,usec=7,usec_per_call=...}. */
+    private static final Pattern LINE = Pattern.compile("^cmdstat_([^:]+):calls=(\\d+),usec=(\\d+)", Pattern.MULTILINE);
+
+    /** A command's totals since the server started (or its statistics were last reset). */
+    record Totals(long calls, long micros) {
+    }
+
+    private RedisCommandStats() {
+    }
+
+    /** @return each command's totals, as the server at {@code redis} counts them now */
+    static Map<String, Totals> read(URI redis) throws IOException {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(redis.getHost(), redis.getPort() == -1 ? 6379 : redis.getPort()), 2000);
+            socket.setSoTimeout(5000);
+            OutputStream out = socket.getOutputStream();
+            out.write("INFO commandstats\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return parse(bulkReply(socket.getInputStream()));
+        }
+    }
+
+    /** @return the commands of an {@code INFO commandstats} text, in its order */
+    static Map<String, Totals> parse(String info) {
+        Map<String, Totals> totals = new LinkedHashMap<>();
+        Matcher m = LINE.matcher(info);
+        while (m.find()) {
+            totals.put(m.group(1), new Totals(Long.parseLong(m.group(2)), Long.parseLong(m.group(3))));
+        }
+        return totals;
+    }
+
+    /**
+     * @return what each command did between two readings: calls and µs, commands that did
+     *     nothing left out (a command first seen in {@code after} counts from zero)
+     */
+    static Map<String, Totals> between(Map<String, Totals> before, Map<String, Totals> after) {
+        Map<String, Totals> done = new LinkedHashMap<>();
+        after.forEach((command, t) -> {
+            Totals b = before.getOrDefault(command, new Totals(0, 0));
+            if (t.calls() > b.calls()) {
+                done.put(command, new Totals(t.calls() - b.calls(), t.micros() - b.micros()));
+            }
+        });
+        return done;
+    }
+
+    private static String bulkReply(InputStream in) throws IOException {
+        String header = line(in);
+        if (!header.startsWith("$")) {
+            throw new IOException("Redis answered INFO with " + header);
+        }
+        int length = Integer.parseInt(header.substring(1));
+        byte[] body = in.readNBytes(length);
+        if (body.length < length) {
+            throw new IOException("Redis closed the connection in the middle of INFO's answer");
+        }
+        return new String(body, StandardCharsets.UTF_8);
+    }
+
+    private static String line(InputStream in) throws IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != '\n') {
+            if (c < 0) {
+                throw new IOException("Redis closed the connection");
+            }
+            if (c != '\r') {
+                line.write(c);
+            }
+        }
+        return line.toString(StandardCharsets.US_ASCII);
+    }
+}
