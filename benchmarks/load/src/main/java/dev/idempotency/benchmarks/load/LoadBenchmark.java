@@ -23,6 +23,7 @@ import java.sql.Statement;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -407,21 +408,23 @@ public final class LoadBenchmark {
         byKind.forEach((kind, rounds) -> {
             List<Wrk.Result> runs = loaded.get(kind);
             // per command, each round's calls and µs per request; a command missing from a round did nothing in it
-            Map<String, double[][]> perCommand = new LinkedHashMap<>();
-            for (int i = 0; i < rounds.size(); i++) {
-                int round = i;
-                rounds.get(i).forEach((command, t) -> {
-                    double[][] v = perCommand.computeIfAbsent(command, c -> new double[2][rounds.size()]);
-                    v[0][round] = perRequest(0, t.calls(), runs.get(round));
-                    v[1][round] = perRequest(0, t.micros(), runs.get(round));
-                });
+            Map<String, double[][]> perRound = new LinkedHashMap<>();
+            for (int round = 0; round < rounds.size(); round++) {
+                Wrk.Result run = runs.get(round);
+                for (Map.Entry<String, RedisCommandStats.Totals> e : rounds.get(round).entrySet()) {
+                    double[][] v = perRound.computeIfAbsent(e.getKey(), c -> new double[2][rounds.size()]);
+                    v[0][round] = perRequest(0, e.getValue().calls(), run);
+                    v[1][round] = perRequest(0, e.getValue().micros(), run);
+                }
             }
-            List<String> parts = new ArrayList<>();
-            perCommand.entrySet().stream()
-                .filter(e -> median(e.getValue()[0]) >= 0.01)
-                .sorted((a, b) -> Double.compare(median(b.getValue()[1]), median(a.getValue()[1])))
-                .forEach(e -> parts.add(String.format(Locale.ROOT, "%s %.2f× %s", e.getKey(), median(e.getValue()[0]),
-                    cpuMicros(median(e.getValue()[1])))));
+            record Command(String name, double calls, double micros) {
+            }
+            List<String> parts = perRound.entrySet().stream()
+                .map(e -> new Command(e.getKey(), median(e.getValue()[0]), median(e.getValue()[1])))
+                .filter(c -> c.calls() >= 0.01)
+                .sorted(Comparator.comparingDouble(Command::micros).reversed())
+                .map(c -> String.format(Locale.ROOT, "%s %.2f× %s", c.name(), c.calls(), cpuMicros(c.micros())))
+                .toList();
             configurations.add(label(kind) + ": " + (parts.isEmpty() ? "none" : String.join(", ", parts)));
         });
         return "- " + store + " server's time per request by command (INFO commandstats, calls and µs per request,"
@@ -612,7 +615,7 @@ public final class LoadBenchmark {
     }
 
     /** @return the port of a {@code redis://} URI, Redis's default when it gives none */
-    private static int redisPort(URI redis) {
+    static int redisPort(URI redis) {
         return redis.getPort() == -1 ? 6379 : redis.getPort();
     }
 

@@ -34,7 +34,7 @@ final class RedisCommandStats {
     /** @return each command's totals, as the server at {@code redis} counts them now */
     static Map<String, Totals> read(URI redis) throws IOException {
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(redis.getHost(), redis.getPort() == -1 ? 6379 : redis.getPort()), 2000);
+            socket.connect(new InetSocketAddress(redis.getHost(), LoadBenchmark.redisPort(redis)), 2000);
             socket.setSoTimeout(5000);
             OutputStream out = socket.getOutputStream();
             out.write("INFO commandstats\r\n".getBytes(StandardCharsets.US_ASCII));

@@ -11,6 +11,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,7 +74,7 @@ class StoredResponseCodecTest {
 
         byte[] encoded = StoredResponseCodec.encode(source, 5, original);
 
-        assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, java.util.Arrays.copyOf(encoded, 5));
+        assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, Arrays.copyOf(encoded, 5));
         assertEquals(StoredResponseCodec.encode(original).length + 5, encoded.length);
         assertEquals(original, StoredResponseCodec.decode(encoded, 5));
     }
@@ -84,7 +85,7 @@ class StoredResponseCodecTest {
             "{\"id\":42}".getBytes(StandardCharsets.UTF_8), false);
         StoredResponse omitted = new StoredResponse(200, Map.of(), new byte[0], true);
         byte[] encoded = StoredResponseCodec.encode(new byte[] {9, 9, 9}, 3, kept);
-        byte[] head = java.util.Arrays.copyOf(encoded, 3 + 7); // what a store fetches to inspect a record
+        byte[] head = Arrays.copyOf(encoded, 3 + 7); // what a store fetches to inspect a record
 
         assertEquals(201, StoredResponseCodec.status(head, 3));
         assertEquals(kept.bodyLength(), StoredResponseCodec.bodyLength(head, 3, encoded.length - 3));
@@ -155,7 +156,7 @@ class StoredResponseCodecTest {
             new byte[] {1, 2, 3}, false));
         int block = 7;
 
-        assertMalformed(java.util.Arrays.copyOf(good, 11), "bytes long");
+        assertMalformed(Arrays.copyOf(good, 11), "bytes long");
         assertMalformed(with(good, 2, 2), "omitted flag is 2");
         assertMalformed(with(good, 6, 127), "header block's length");
         assertMalformed(with(good, block, 2), "unknown header block version 2");
@@ -182,7 +183,7 @@ class StoredResponseCodecTest {
         int refused = 0;
         for (int i = 0; i < 20_000; i++) {
             byte[] damaged = random.nextBoolean()
-                ? java.util.Arrays.copyOf(good, random.nextInt(good.length))
+                ? Arrays.copyOf(good, random.nextInt(good.length))
                 : with(good, random.nextInt(good.length), random.nextInt(256));
             try {
                 StoredResponseCodec.decode(damaged, 0);
