@@ -55,7 +55,8 @@ import java.util.regex.Pattern;
  * one connection come after the loaded ones, in more and shorter rounds of their own, and an
  * added latency is the median of the rounds' differences of p50. It prints a table of req/s,
  * p50, p99, the service's CPU time and heap allocation per request and the ratio to the
- * baseline, followed by notes (among them the CPU per request by thread group, {@link ProcCpu}),
+ * baseline, followed by notes (among them the CPU per request by thread group, {@link ProcCpu},
+ * and a caution when the route without the filter ran slow, {@link #slowBaseline}),
  * and writes it to
  * {@code benchmarks/load/target/load-results.md}.
  *
@@ -264,18 +265,19 @@ public final class LoadBenchmark {
                     long cpuBefore = service.cpuNanos();
                     Map<ProcCpu.Group, Long> threadsBefore = service.cpuNanosByThreadGroup();
                     long heapBefore = service.allocatedBytes();
-                    long storeBefore = storeServer < 0 ? -1 : ProcCpu.process(storeServer);
+                    // the INFO readings outside the store server's CPU readings, so they do not count in it
                     Map<String, RedisCommandStats.Totals> commandsBefore = redisServer == null ? null
                         : RedisCommandStats.read(redisServer);
+                    long storeBefore = storeServer < 0 ? -1 : ProcCpu.process(storeServer);
                     Wrk.Result r = wrk.run(base, kind, key(kind, runId + "-c" + round, replayKey), threads, connections,
                         seconds);
-                    if (commandsBefore != null) {
-                        redisCommands.computeIfAbsent(kind, k -> new ArrayList<>()).add(
-                            RedisCommandStats.between(commandsBefore, RedisCommandStats.read(redisServer)));
-                    }
                     if (storeServer >= 0) {
                         storeServerCpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
                             perRequest(storeBefore, ProcCpu.process(storeServer), r) / 1000);
+                    }
+                    if (commandsBefore != null) {
+                        redisCommands.computeIfAbsent(kind, k -> new ArrayList<>()).add(
+                            RedisCommandStats.between(commandsBefore, RedisCommandStats.read(redisServer)));
                     }
                     loaded.computeIfAbsent(kind, k -> new ArrayList<>()).add(r);
                     cpu.computeIfAbsent(kind, k -> new ArrayList<>()).add(
