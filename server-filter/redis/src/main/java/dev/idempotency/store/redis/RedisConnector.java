@@ -28,11 +28,15 @@ import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.EventExecutorGroup;
 import io.netty.util.concurrent.Future;
 import io.netty.util.internal.ThreadExecutorMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -57,7 +61,12 @@ import java.util.concurrent.TimeUnit;
  * the read in progress, or to a task at the end of the turn. Redis then reads them, and answers
  * them, together, which costs both processes far fewer system calls under load. With a Redis Cluster, over a
  * Unix domain socket, with {@code idempotency.store.redis.event-loop-connections=false}, or when
- * the loop's transport is not the one Lettuce uses, every call uses that shared connection.
+ * the loop's transport is not the one Lettuce uses, every call uses that shared connection. A
+ * loop of another transport is logged once, with what to change: it happens when
+ * {@code netty-transport-native-epoll} is on the class path, which Lettuce then uses, while
+ * micronaut's server stays on NIO (its default). Lettuce's bootstrap cannot be given the loop's
+ * channel instead (its channel factory is set before any customizer runs, and its DNS resolver
+ * group is bound to its own transport).
  *
  * <h2>Clients and options</h2>
  * Each connection belongs to a Lettuce client of the store's own, of the application's kind
@@ -78,6 +87,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class RedisConnector implements AutoCloseable {
 
+    private static final Logger LOG = LoggerFactory.getLogger(RedisIdempotencyStore.class);
+
     private final AbstractRedisClient applicationClient;
     private final List<RedisURI> uris;
     private final long tickNanos;
@@ -95,6 +106,7 @@ final class RedisConnector implements AutoCloseable {
     private final Map<EventExecutor, Link> loopLinks = new ConcurrentHashMap<>();
     private ScheduledFuture<?> ticker; // guarded by lock
     private boolean closed; // guarded by lock
+    private boolean otherTransportLogged; // guarded by lock
 
     /**
      * @param applicationClient  a {@link RedisClient} or {@link RedisClusterClient}, whose resources and
@@ -136,11 +148,16 @@ final class RedisConnector implements AutoCloseable {
                 if (link != null) {
                     return link;
                 }
-                if (loop.isIoType(LoopTransport.SOCKET_HANDLER)) {
-                    synchronized (lock) {
-                        if (!closed) {
-                            return loopLinks.computeIfAbsent(loop, l -> new Link((EventLoop) l));
-                        }
+                synchronized (lock) {
+                    if (!closed) {
+                        // a loop of another transport is remembered with the shared connection
+                        return loopLinks.computeIfAbsent(loop, l -> {
+                            if (loop.isIoType(LoopTransport.SOCKET_HANDLER)) {
+                                return new Link((EventLoop) l);
+                            }
+                            otherTransport();
+                            return shared;
+                        });
                     }
                 }
             }
@@ -160,11 +177,47 @@ final class RedisConnector implements AutoCloseable {
         return all;
     }
 
+    /** Says, once, that calls from a loop of another transport than Lettuce's share one connection. */
+    private void otherTransport() { // under lock
+        if (!otherTransportLogged) {
+            otherTransportLogged = true;
+            LOG.info("idempotency Redis store: the HTTP server's event loops do not run the transport Lettuce uses ({}),"
+                + " so store calls made on them share one connection and are handed between threads, which costs"
+                + " CPU on every request. To give each event loop a connection of its own, run the server on that"
+                + " transport (micronaut.netty.event-loops.default.prefer-native-transport=true,"
+                + " micronaut.server.netty.parent.prefer-native-transport=true and"
+                + " micronaut.server.netty.use-native-transport=true), or keep Lettuce on NIO"
+                + " (-Dio.lettuce.core.epoll=false)", LoopTransport.CHANNEL);
+        }
+    }
+
+    /** @return the event loops whose calls go out on a connection of their own (for tests) */
+    Set<EventExecutor> loopsWithOwnConnection() {
+        Set<EventExecutor> loops = new HashSet<>();
+        for (Map.Entry<EventExecutor, Link> e : loopLinks.entrySet()) {
+            if (e.getValue() != shared) {
+                loops.add(e.getKey());
+            }
+        }
+        return loops;
+    }
+
     private List<Link> allLinks() {
         List<Link> all = new ArrayList<>();
         all.add(shared);
-        all.addAll(loopLinks.values());
+        all.addAll(ownLinks());
         return all;
+    }
+
+    /** @return the event loops' own connections */
+    private List<Link> ownLinks() {
+        List<Link> own = new ArrayList<>();
+        for (Link link : loopLinks.values()) {
+            if (link != shared) {
+                own.add(link);
+            }
+        }
+        return own;
     }
 
     /** Starts the deadline tick with the first connection; {@code false} when the connector is closed. */
@@ -192,7 +245,7 @@ final class RedisConnector implements AutoCloseable {
         }
         // the event loops' connections first: closing the shared one may release the last reference to
         // the application client's event loops, on which those of its own loops would then never close
-        for (Link link : loopLinks.values()) {
+        for (Link link : ownLinks()) {
             link.close();
         }
         shared.close();
@@ -470,6 +523,8 @@ final class RedisConnector implements AutoCloseable {
 
     /** The I/O handler an event loop must run for Lettuce's socket channels, or {@code null} if unknown. */
     private static final class LoopTransport {
+        /** Lettuce's socket channel class, by name. */
+        static final String CHANNEL = Transports.socketChannelClass().getSimpleName();
         static final Class<? extends IoHandler> SOCKET_HANDLER = socketHandler();
 
         @SuppressWarnings("unchecked")

@@ -21,6 +21,7 @@ import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.netty.util.concurrent.EventExecutor;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -36,6 +37,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -581,6 +583,11 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     /** @return the store's open connections: the shared one first, if open, then the event loops' (for tests) */
     List<StatefulConnection<byte[], byte[]>> connections() {
         return connector.connections();
+    }
+
+    /** @return the event loops whose calls go out on a connection of their own (for tests) */
+    Set<EventExecutor> loopsWithOwnConnection() {
+        return connector.loopsWithOwnConnection();
     }
 
     /** @return the Redis key of the record of {@code storeKey} */

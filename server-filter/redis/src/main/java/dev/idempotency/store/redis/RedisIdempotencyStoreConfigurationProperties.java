@@ -150,7 +150,9 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      * out on a Redis connection of that loop: written by the calling thread, answered on it, with
      * no hand-over between threads. The store then opens one connection per event loop that calls
      * it (at most the server's event-loop count) plus one shared by calls from other threads.
-     * Standalone Redis over TCP only; a Redis Cluster always uses one connection. Set {@code false}
+     * Standalone Redis over TCP only, on event loops of the transport Lettuce uses (a server on NIO
+     * with {@code netty-transport-native-epoll} on the class path, which Lettuce then uses, shares
+     * one connection, and the store logs so once); a Redis Cluster always uses one connection. Set {@code false}
      * for a single connection, e.g. where Redis limits connections per client. Default
      * {@value #DEFAULT_EVENT_LOOP_CONNECTIONS}.
      *

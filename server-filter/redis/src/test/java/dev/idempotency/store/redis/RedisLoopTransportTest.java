@@ -1,0 +1,158 @@
+package dev.idempotency.store.redis;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.testsupport.MutableClock;
+import dev.idempotency.testsupport.RedisServerProcess;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.local.LocalIoHandler;
+import io.netty.channel.nio.NioIoHandler;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Which connection a call made on an event loop uses: a connection of that loop when the loop
+ * runs the transport Lettuce uses (NIO here: no native transport is on this module's class
+ * path), every call's stage then completed on the loop without a hand-over; the shared
+ * connection when the loop runs another transport (the case of a server on NIO with
+ * netty-transport-native-epoll on the class path, played here by Netty's in-process transport),
+ * which works and is logged once with what to change.
+ */
+class RedisLoopTransportTest {
+
+    static RedisServerProcess server;
+    static RedisClient client;
+
+    final MutableClock clock = new MutableClock();
+
+    @BeforeAll
+    static void start() {
+        server = RedisServerProcess.start();
+        client = RedisClient.create(server.uri());
+    }
+
+    @AfterAll
+    static void stop() {
+        client.shutdown(0, 2, TimeUnit.SECONDS);
+        server.close();
+    }
+
+    @Test
+    @DisplayName("S17: a call on an event loop of Lettuce's transport goes out on a connection of that loop, and"
+        + " acquire, completion and replay complete on the loop, with no hand-over between threads")
+    void loopOfLettucesTransportGetsItsOwnConnection() throws Exception {
+        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        try (RedisIdempotencyStore store = store()) {
+            EventLoop loop = group.next();
+            String key = UUID.randomUUID().toString();
+            StoredResponse response = new StoredResponse(201, Map.of("Content-Type", List.of("application/json")),
+                bytes("{\"id\":7}"), false);
+
+            OnLoop<AcquireResult> acquired = onLoop(loop, () -> store.acquire(key, bytes("a"), Duration.ofSeconds(30)));
+            assertThat(acquired.value()).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(acquired.completedOnLoop()).as("the acquire completed on the loop").isTrue();
+            long token = ((AcquireResult.Acquired) acquired.value()).fencingToken();
+
+            OnLoop<Boolean> completed = onLoop(loop, () -> store.complete(key, token, response, Duration.ofHours(1)));
+            assertThat(completed.value()).isTrue();
+            assertThat(completed.completedOnLoop()).as("the completion completed on the loop").isTrue();
+
+            OnLoop<AcquireResult> replay = onLoop(loop, () -> store.acquire(key, bytes("a"), Duration.ofSeconds(30)));
+            assertThat(replay.value()).isInstanceOf(AcquireResult.Replay.class);
+            assertThat(((AcquireResult.Replay) replay.value()).response().body()).isEqualTo(response.body());
+            assertThat(replay.completedOnLoop()).as("the replay completed on the loop").isTrue();
+
+            assertThat(store.loopsWithOwnConnection()).containsExactly(loop);
+            assertThat(store.connections()).as("the loop's own connection, no shared one").hasSize(1);
+        } finally {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    @Test
+    @DisplayName("S17: calls on event loops of another transport than Lettuce's share the store's one connection and"
+        + " work; the store says so once, with what to change")
+    void loopOfAnotherTransportSharesTheConnection() throws Exception {
+        Logger logger = (Logger) LoggerFactory.getLogger(RedisIdempotencyStore.class);
+        Level level = logger.getLevel();
+        logger.setLevel(Level.INFO); // the tests' root level is WARN
+        ListAppender<ILoggingEvent> log = new ListAppender<>();
+        log.start();
+        logger.addAppender(log);
+        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(2, (IoHandlerFactory) LocalIoHandler.newFactory());
+        try (RedisIdempotencyStore store = store()) {
+            String key = UUID.randomUUID().toString();
+            EventLoop first = group.next();
+            EventLoop second = group.next();
+            assertThat(second).isNotSameAs(first);
+            assertThat(onLoop(first, () -> store.acquire(key, bytes("a"), Duration.ofSeconds(30))).value())
+                .isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(onLoop(second, () -> store.acquire(key, bytes("a"), Duration.ofSeconds(30))).value())
+                .isInstanceOf(AcquireResult.InProgress.class);
+            assertThat(onLoop(first, () -> store.acquire(key, bytes("b"), Duration.ofSeconds(30))).value())
+                .isInstanceOf(AcquireResult.Mismatch.class);
+
+            assertThat(store.loopsWithOwnConnection()).isEmpty();
+            assertThat(store.connections()).as("the shared connection only").hasSize(1);
+            assertThat(log.list).filteredOn(e -> e.getFormattedMessage().contains("do not run the transport Lettuce uses"))
+                .singleElement()
+                .satisfies(e -> assertThat(e.getFormattedMessage())
+                    .contains("NioSocketChannel")
+                    .contains("micronaut.netty.event-loops.default.prefer-native-transport=true")
+                    .contains("micronaut.server.netty.parent.prefer-native-transport=true")
+                    .contains("micronaut.server.netty.use-native-transport=true")
+                    .contains("-Dio.lettuce.core.epoll=false"));
+        } finally {
+            logger.detachAppender(log);
+            logger.setLevel(level);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    private RedisIdempotencyStore store() {
+        return new RedisIdempotencyStore(client, List.of(RedisURI.create(server.uri())), clock,
+            new RedisIdempotencyStoreConfigurationProperties());
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A call's result, and whether its stage completed on the loop it was made on. */
+    private record OnLoop<T>(T value, boolean completedOnLoop) {
+    }
+
+    /**
+     * Makes {@code call} on {@code loop} as the filter makes it and notes the thread its stage
+     * completes on: the loop task that made the call ends before the loop can read a reply, so
+     * a stage completed on the loop was completed by a reply read there.
+     */
+    private static <T> OnLoop<T> onLoop(EventLoop loop, Supplier<CompletionStage<T>> call) throws Exception {
+        CompletableFuture<OnLoop<T>> result = loop.submit(() -> call.get().toCompletableFuture()
+            .thenApply(v -> new OnLoop<>(v, loop.inEventLoop()))).get(5, TimeUnit.SECONDS);
+        return result.get(10, TimeUnit.SECONDS);
+    }
+}
