@@ -139,6 +139,16 @@ final class RedisConnector implements AutoCloseable {
             && this.uris.get(0).getSocket() == null && LoopTransport.SOCKET_HANDLER != null;
     }
 
+    /** @return whether calls on an event loop of Lettuce's transport get a connection of that loop */
+    boolean perLoop() {
+        return perLoop;
+    }
+
+    /** @return the simple name of the socket channel class Lettuce uses, e.g. {@code NioSocketChannel} */
+    static String lettuceChannel() {
+        return LoopTransport.CHANNEL;
+    }
+
     /** @return the connection for a call from the calling thread: its event loop's, else the shared one */
     Link link() {
         if (perLoop) {

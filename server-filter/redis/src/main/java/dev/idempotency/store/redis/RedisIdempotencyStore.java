@@ -282,8 +282,8 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             + uris.stream().map(u -> u.getHost() == null ? String.valueOf(u.getSocket()) : u.getHost() + ":" + u.getPort())
                 .collect(Collectors.joining(","))
             + ", keys " + keyPrefix + "{...}, command timeout " + configuration.getCommandTimeout().toMillis() + " ms"
-            + (configuration.isEventLoopConnections() && !(client instanceof RedisClusterClient)
-                ? ", a connection per event loop" : "");
+            + (connector.perLoop() ? ", a connection per event loop of Lettuce's transport ("
+                + RedisConnector.lettuceChannel() + ")" : "");
     }
 
     @Override

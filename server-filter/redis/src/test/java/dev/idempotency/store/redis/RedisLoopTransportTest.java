@@ -87,6 +87,7 @@ class RedisLoopTransportTest {
 
             assertThat(store.loopsWithOwnConnection()).containsExactly(loop);
             assertThat(store.connections()).as("the loop's own connection, no shared one").hasSize(1);
+            assertThat(store.describe()).contains("a connection per event loop of Lettuce's transport (NioSocketChannel)");
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
@@ -128,6 +129,25 @@ class RedisLoopTransportTest {
         } finally {
             logger.detachAppender(log);
             logger.setLevel(level);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    @Test
+    @DisplayName("S17: with event-loop-connections=false every call shares one connection, and the store's"
+        + " description does not claim one per loop")
+    void eventLoopConnectionsOff() throws Exception {
+        RedisIdempotencyStoreConfigurationProperties cfg = new RedisIdempotencyStoreConfigurationProperties();
+        cfg.setEventLoopConnections(false);
+        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        try (RedisIdempotencyStore store = new RedisIdempotencyStore(client, List.of(RedisURI.create(server.uri())),
+                clock, cfg)) {
+            assertThat(onLoop(group.next(), () -> store.acquire(UUID.randomUUID().toString(), bytes("a"),
+                Duration.ofSeconds(30))).value()).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(store.loopsWithOwnConnection()).isEmpty();
+            assertThat(store.connections()).hasSize(1);
+            assertThat(store.describe()).doesNotContain("per event loop");
+        } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
     }
