@@ -2,14 +2,20 @@
 # Redis's CPU per completion when the completion script takes 1, 2 or 4 keys per call, at pipeline
 # depths 1, 4 and 16 (benchmarks/README.md, "The completion, several keys per script call, again").
 # Needs redis-server on this machine at port ${PORT:-6379} (its CPU is read from /proc),
-# redis-cli and redis-benchmark. Uses database 15 of that server and empties it before and after.
+# redis-cli, redis-benchmark and bc. Uses database 15 of that server and empties it before and
+# after, also when it fails.
 # The script is the store's completion (RedisIdempotencyStore.COMPLETE) except that it writes the
 # record back in progress, so that every call does the full check and write however often
 # redis-benchmark's random keys repeat.
 set -euo pipefail
 PORT=${PORT:-6379}
 R="redis-cli -p $PORT -n 15"
-PID=$(pgrep -f "redis-server.*:$PORT" | head -1)
+PID=$($R info server | tr -d '\r' | sed -n 's/^process_id://p')
+if [ -z "$PID" ] || [ ! -r "/proc/$PID/stat" ]; then
+  echo "no redis-server of this machine answers at port $PORT" >&2
+  exit 1
+fi
+trap '$R flushdb >/dev/null' EXIT
 REST=$(head -c 150 /dev/zero | tr '\0' 'x')
 $R flushdb >/dev/null
 $R eval "for i=0,299999 do redis.call('SET', string.format('bm:{%012d}', i), '1PTTTTTTTTDDDDDDDD\0\032' .. string.rep('f', 32), 'PX', 3600000) end return 1" 0 >/dev/null
@@ -24,9 +30,13 @@ one() { # keys per call, pipeline depth, calls
   $R config resetstat >/dev/null
   local c0 c1 stat us calls
   c0=$(cpu)
-  redis-benchmark -p "$PORT" --dbnum 15 -q -c 32 -P "$p" -n "$n" -r 300000 evalsha "$sha" "$k" "${keys[@]}" "${args[@]}" >/dev/null 2>&1
+  redis-benchmark -p "$PORT" --dbnum 15 -q -c 32 -P "$p" -n "$n" -r 300000 evalsha "$sha" "$k" "${keys[@]}" "${args[@]}" >/dev/null
   c1=$(cpu)
   stat=$($R info commandstats | tr -d '\r' | grep '^cmdstat_evalsha:')
+  if ! echo "$stat" | grep -q 'failed_calls=0'; then
+    echo "the script failed: $stat" >&2
+    exit 1
+  fi
   calls=$(echo "$stat" | sed 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/')
   us=$(echo "$stat" | sed 's/.*,usec=\([0-9]*\),.*/\1/')
   echo "keys per call $k, depth $p: script $(echo "scale=2; $us / ($calls * $k)" | bc) µs per key," \
@@ -37,4 +47,3 @@ for pass in 1 2; do
     for k in 1 2 4; do one "$k" "$p" $((400000 / k)); done
   done
 done
-$R flushdb >/dev/null

@@ -34,8 +34,8 @@ import java.util.concurrent.TimeUnit;
  * socket (as the load benchmark times its {@code PING}); a bare Netty NIO channel, written in a task
  * of its event loop and answered in {@code channelRead}; the Redis idempotency store on that event
  * loop's own connection (Lettuce, the store's deadline and decoding); the store from a plain thread,
- * on its shared connection. Every call of the store starts in a task of the loop and ends when its
- * stage completes. {@code --redis=} (default {@code redis://127.0.0.1:6379}). No HTTP service runs:
+ * on its shared connection. Every call of the store on the loop starts in a task of the loop and
+ * ends when its stage completes. {@code --redis=} (default {@code redis://127.0.0.1:6379}). No HTTP service runs:
  * the difference to the load benchmark's store floor is what the HTTP path around a round trip
  * adds.
  */
@@ -46,6 +46,10 @@ public final class RoundTripBenchmark {
     private RoundTripBenchmark() {
     }
 
+    /**
+     * @param args {@code --count=}, {@code --redis=}
+     * @throws Exception when Redis cannot be reached or a call fails
+     */
     public static void main(String[] args) throws Exception {
         int count = 20_000;
         URI redis = URI.create("redis://127.0.0.1:6379");

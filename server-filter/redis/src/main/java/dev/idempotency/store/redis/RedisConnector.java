@@ -87,6 +87,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class RedisConnector implements AutoCloseable {
 
+    /** The store's logger: one name for operators to configure, whichever class of the store speaks. */
     private static final Logger LOG = LoggerFactory.getLogger(RedisIdempotencyStore.class);
 
     private final AbstractRedisClient applicationClient;
@@ -158,17 +159,25 @@ final class RedisConnector implements AutoCloseable {
                 if (link != null) {
                     return link;
                 }
+                Link chosen = null;
+                boolean firstOtherTransport = false;
                 synchronized (lock) {
                     if (!closed) {
-                        // a loop of another transport is remembered with the shared connection
-                        return loopLinks.computeIfAbsent(loop, l -> {
-                            if (loop.isIoType(LoopTransport.SOCKET_HANDLER)) {
-                                return new Link((EventLoop) l);
-                            }
-                            otherTransport();
-                            return shared;
-                        });
+                        // a loop of another transport is remembered with the shared connection (as
+                        // the loops with a connection of their own, every loop that ever calls stays)
+                        chosen = loopLinks.computeIfAbsent(loop, l -> loop.isIoType(LoopTransport.SOCKET_HANDLER)
+                            ? new Link((EventLoop) l) : shared);
+                        if (chosen == shared && !otherTransportLogged) {
+                            otherTransportLogged = true;
+                            firstOtherTransport = true;
+                        }
                     }
+                }
+                if (firstOtherTransport) {
+                    logOtherTransport();
+                }
+                if (chosen != null) {
+                    return chosen;
                 }
             }
         }
@@ -187,18 +196,20 @@ final class RedisConnector implements AutoCloseable {
         return all;
     }
 
-    /** Says, once, that calls from a loop of another transport than Lettuce's share one connection. */
-    private void otherTransport() { // under lock
-        if (!otherTransportLogged) {
-            otherTransportLogged = true;
-            LOG.info("idempotency Redis store: the HTTP server's event loops do not run the transport Lettuce uses ({}),"
-                + " so store calls made on them share one connection and are handed between threads, which costs"
-                + " CPU on every request. To give each event loop a connection of its own, run the server on that"
-                + " transport (micronaut.netty.event-loops.default.prefer-native-transport=true,"
+    /** Says that calls from event loops of another transport than Lettuce's share one connection, and what to change. */
+    private static void logOtherTransport() {
+        String fix = LoopTransport.CHANNEL.equals("NioSocketChannel")
+            ? "run the server's event loops on NIO too (micronaut's default: leave"
+                + " micronaut.netty.event-loops.default.prefer-native-transport and"
+                + " micronaut.server.netty.use-native-transport unset), or let Lettuce use the native transport the"
+                + " loops use (its library on the class path, and no -Dio.lettuce.core.epoll=false)"
+            : "run the server on that transport (micronaut.netty.event-loops.default.prefer-native-transport=true,"
                 + " micronaut.server.netty.parent.prefer-native-transport=true and"
                 + " micronaut.server.netty.use-native-transport=true), or keep Lettuce on NIO"
-                + " (-Dio.lettuce.core.epoll=false)", LoopTransport.CHANNEL);
-        }
+                + " (for epoll: -Dio.lettuce.core.epoll=false)";
+        LOG.info("idempotency Redis store: event loops that call it do not run the transport Lettuce uses ({}), so"
+            + " store calls made on them share one connection and are handed between threads, which costs CPU on"
+            + " every request. To give each event loop a connection of its own, {}", LoopTransport.CHANNEL, fix);
     }
 
     /** @return the event loops whose calls go out on a connection of their own (for tests) */
