@@ -197,7 +197,7 @@ public final class LoadBenchmark {
                 props.put(REDIS_PREFIX, "load-" + runId + ":");
                 props.put("idempotency.retention", "2m");
                 URI redis = URI.create(TestRedis.uri());
-                redisRoundTrip = redisRoundTripMicros(redis);
+                redisRoundTrip = redisRoundTripMicros(redis, 20_000);
                 redisServer = redis;
                 storeServer = ProcCpu.find("redis-server", ":" + redisPort(redis));
             }
@@ -668,8 +668,8 @@ public final class LoadBenchmark {
         return redis.getPort() == -1 ? 6379 : redis.getPort();
     }
 
-    /** The median round trip of {@code PING} on one connection, in µs. */
-    private static double redisRoundTripMicros(URI redis) throws IOException {
+    /** The median round trip of {@code PING} on one blocking connection, in µs, over {@code count} after 5,000. */
+    static double redisRoundTripMicros(URI redis, int count) throws IOException {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(redis.getHost(), redisPort(redis)), 2000);
             socket.setTcpNoDelay(true);
@@ -677,7 +677,7 @@ public final class LoadBenchmark {
             InputStream in = socket.getInputStream();
             byte[] ping = "PING\r\n".getBytes(StandardCharsets.US_ASCII);
             byte[] pong = new byte[7];
-            long[] samples = new long[20_000];
+            long[] samples = new long[count];
             for (int i = -5_000; i < samples.length; i++) {
                 long start = System.nanoTime();
                 out.write(ping);

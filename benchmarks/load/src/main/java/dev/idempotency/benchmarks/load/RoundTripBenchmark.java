@@ -16,10 +16,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioSocketChannel;
 
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -31,7 +28,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * What one Redis round trip costs each kind of caller, alone: a {@code PING}, one at a time,
  * {@code --count=} times (default 20,000) per caller, the median printed. The callers: a blocking
- * socket (as the load benchmark times its {@code PING}); a bare Netty NIO channel, written in a task
+ * socket (the load benchmark's own {@code PING} measurement); a bare Netty NIO channel, written in a task
  * of its event loop and answered in {@code channelRead}; the Redis idempotency store on that event
  * loop's own connection (Lettuce, the store's deadline and decoding); the store from a plain thread,
  * on its shared connection. Every call of the store on the loop starts in a task of the loop and
@@ -64,7 +61,7 @@ public final class RoundTripBenchmark {
         }
         InetSocketAddress address = new InetSocketAddress(redis.getHost(), LoadBenchmark.redisPort(redis));
         System.out.printf("Redis PING round trip, median of %,d in a row:%n", count);
-        System.out.printf("  blocking socket                         %7.1f µs%n", micros(blocking(address, count)));
+        System.out.printf("  blocking socket                         %7.1f µs%n", LoadBenchmark.redisRoundTripMicros(redis, count));
         MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         RedisClient client = RedisClient.create(RedisURI.create(redis.toString()));
         try {
@@ -94,26 +91,6 @@ public final class RoundTripBenchmark {
             client.shutdown(0, 2, TimeUnit.SECONDS);
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
-    }
-
-    private static long[] blocking(InetSocketAddress address, int count) throws Exception {
-        long[] took = new long[count];
-        try (Socket socket = new Socket()) {
-            socket.connect(address, 2000);
-            socket.setTcpNoDelay(true);
-            socket.setSoTimeout(5000);
-            OutputStream out = socket.getOutputStream();
-            InputStream in = socket.getInputStream();
-            byte[] reply = new byte[7]; // +PONG\r\n
-            for (int i = 0; i < count; i++) {
-                long start = System.nanoTime();
-                out.write(PING);
-                out.flush();
-                in.readNBytes(reply, 0, reply.length);
-                took[i] = System.nanoTime() - start;
-            }
-        }
-        return took;
     }
 
     private static long[] bareChannel(EventLoop loop, InetSocketAddress address, int count) throws Exception {

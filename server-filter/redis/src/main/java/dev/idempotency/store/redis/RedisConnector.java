@@ -23,6 +23,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoHandler;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.EventExecutorGroup;
@@ -32,7 +33,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -43,6 +43,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The store's own Redis connections, opened on first use without blocking anyone.
@@ -107,7 +108,8 @@ final class RedisConnector implements AutoCloseable {
     private final Map<EventExecutor, Link> loopLinks = new ConcurrentHashMap<>();
     private ScheduledFuture<?> ticker; // guarded by lock
     private boolean closed; // guarded by lock
-    private boolean otherTransportLogged; // guarded by lock
+    /** Whether a call from a loop of another transport than Lettuce's has been logged (once per store). */
+    private final AtomicBoolean otherTransportLogged = new AtomicBoolean();
 
     /**
      * @param applicationClient  a {@link RedisClient} or {@link RedisClusterClient}, whose resources and
@@ -159,25 +161,14 @@ final class RedisConnector implements AutoCloseable {
                 if (link != null) {
                     return link;
                 }
-                Link chosen = null;
-                boolean firstOtherTransport = false;
-                synchronized (lock) {
-                    if (!closed) {
-                        // a loop of another transport is remembered with the shared connection (as
-                        // the loops with a connection of their own, every loop that ever calls stays)
-                        chosen = loopLinks.computeIfAbsent(loop, l -> loop.isIoType(LoopTransport.SOCKET_HANDLER)
-                            ? new Link((EventLoop) l) : shared);
-                        if (chosen == shared && !otherTransportLogged) {
-                            otherTransportLogged = true;
-                            firstOtherTransport = true;
+                if (loop.isIoType(LoopTransport.SOCKET_HANDLER)) {
+                    synchronized (lock) {
+                        if (!closed) {
+                            return loopLinks.computeIfAbsent(loop, l -> new Link((EventLoop) l));
                         }
                     }
-                }
-                if (firstOtherTransport) {
+                } else if (!otherTransportLogged.get() && otherTransportLogged.compareAndSet(false, true)) {
                     logOtherTransport();
-                }
-                if (chosen != null) {
-                    return chosen;
                 }
             }
         }
@@ -198,7 +189,7 @@ final class RedisConnector implements AutoCloseable {
 
     /** Says that calls from event loops of another transport than Lettuce's share one connection, and what to change. */
     private static void logOtherTransport() {
-        String fix = LoopTransport.CHANNEL.equals("NioSocketChannel")
+        String fix = Transports.socketChannelClass() == NioSocketChannel.class
             ? "run the server's event loops on NIO too (micronaut's default: leave"
                 + " micronaut.netty.event-loops.default.prefer-native-transport and"
                 + " micronaut.server.netty.use-native-transport unset), or let Lettuce use the native transport the"
@@ -214,31 +205,14 @@ final class RedisConnector implements AutoCloseable {
 
     /** @return the event loops whose calls go out on a connection of their own (for tests) */
     Set<EventExecutor> loopsWithOwnConnection() {
-        Set<EventExecutor> loops = new HashSet<>();
-        for (Map.Entry<EventExecutor, Link> e : loopLinks.entrySet()) {
-            if (e.getValue() != shared) {
-                loops.add(e.getKey());
-            }
-        }
-        return loops;
+        return Set.copyOf(loopLinks.keySet());
     }
 
     private List<Link> allLinks() {
         List<Link> all = new ArrayList<>();
         all.add(shared);
-        all.addAll(ownLinks());
+        all.addAll(loopLinks.values());
         return all;
-    }
-
-    /** @return the event loops' own connections */
-    private List<Link> ownLinks() {
-        List<Link> own = new ArrayList<>();
-        for (Link link : loopLinks.values()) {
-            if (link != shared) {
-                own.add(link);
-            }
-        }
-        return own;
     }
 
     /** Starts the deadline tick with the first connection; {@code false} when the connector is closed. */
@@ -266,7 +240,7 @@ final class RedisConnector implements AutoCloseable {
         }
         // the event loops' connections first: closing the shared one may release the last reference to
         // the application client's event loops, on which those of its own loops would then never close
-        for (Link link : ownLinks()) {
+        for (Link link : loopLinks.values()) {
             link.close();
         }
         shared.close();
