@@ -10,7 +10,7 @@
 # Usage, from the repository root, after
 #   mvn -B -q -pl benchmarks/load -am package -DskipTests:
 #   benchmarks/load/pinned-cores.sh [rounds=10] [seconds=5]      (about 5 minutes)
-# Needs wrk, taskset and at least two CPUs.
+# Needs wrk, taskset, GNU awk (asort) and at least two CPUs.
 set -euo pipefail
 ROUNDS=${1:-10}
 SECONDS_PER_RUN=${2:-5}
