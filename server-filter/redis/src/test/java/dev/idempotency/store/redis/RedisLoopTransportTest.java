@@ -157,12 +157,12 @@ class RedisLoopTransportTest {
             new RedisIdempotencyStoreConfigurationProperties());
     }
 
-    private static byte[] bytes(String s) {
+    static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
     /** A call's result, and whether its stage completed on the loop it was made on. */
-    private record OnLoop<T>(T value, boolean completedOnLoop) {
+    record OnLoop<T>(T value, boolean completedOnLoop) {
     }
 
     /**
@@ -170,7 +170,7 @@ class RedisLoopTransportTest {
      * completes on: the loop task that made the call ends before the loop can read a reply, so
      * a stage completed on the loop was completed by a reply read there.
      */
-    private static <T> OnLoop<T> onLoop(EventLoop loop, Supplier<CompletionStage<T>> call) throws Exception {
+    static <T> OnLoop<T> onLoop(EventLoop loop, Supplier<CompletionStage<T>> call) throws Exception {
         CompletableFuture<OnLoop<T>> result = loop.submit(() -> call.get().toCompletableFuture()
             .thenApply(v -> new OnLoop<>(v, loop.inEventLoop()))).get(5, TimeUnit.SECONDS);
         return result.get(10, TimeUnit.SECONDS);

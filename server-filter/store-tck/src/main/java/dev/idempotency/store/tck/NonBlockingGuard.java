@@ -17,7 +17,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * JDK's class loading, Micronaut's one-time scan of {@code META-INF/services} files when a
  * class of its own is first used, and Netty's adaptive buffer allocator, which takes a write lock
  * to retire a magazine when it grows its magazine set under contention (Netty's own BlockHound
- * integration does not yet list that path; it is allocator bookkeeping, not I/O).
+ * integration does not yet list that path; it is allocator bookkeeping, not I/O), and the idle
+ * wait of Netty's in-process transport ({@code LocalIoHandler.run} parks where a socket loop
+ * waits in its selector; tests use such loops to stand in for a transport other than Lettuce's,
+ * and the work they are given runs as tasks, outside that wait).
  *
  * <p>The JVM must run with {@code -XX:+AllowRedefinitionToAddDeleteMethods} (JDK 13+); the
  * build gives that flag to the {@code *NonBlockingTest} classes, which run in a JVM of their own.
@@ -41,6 +44,7 @@ public final class NonBlockingGuard {
             .allowBlockingCallsInside("java.lang.ClassLoader", "loadClass")
             .allowBlockingCallsInside("io.micronaut.core.io.service.ServiceScanner$DefaultServiceCollector", "collect")
             .allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free")
+            .allowBlockingCallsInside("io.netty.channel.local.LocalIoHandler", "run")
             .blockingMethodCallback(method -> VIOLATIONS.add(
                 new Violation(Thread.currentThread().getName(), new BlockingOperationError(method))))
             .install();
