@@ -19,34 +19,16 @@ JAR=${JAR:-benchmarks/load/target/load-benchmark.jar}
 command -v wrk >/dev/null || { echo "wrk is not on the PATH (apt-get install -y wrk)" >&2; exit 1; }
 TCK=$(getconf CLK_TCK)
 DIR=$(mktemp -d)
+PID=
+trap '[ -z "$PID" ] || { kill $PID 2>/dev/null; wait $PID 2>/dev/null || true; }; rm -rf "$DIR"' EXIT
 SCRIPT=$DIR/new-keys.lua
-cat > "$SCRIPT" <<'EOF'
-wrk.method = "POST"
-wrk.body = '{"amount":1000,"currency":"EUR","customer":"cus_42","description":"Order 1001"}'
-wrk.headers["Content-Type"] = "application/json"
-local thread_count = 0
-function setup(thread)
-  thread_count = thread_count + 1
-  thread:set("tid", thread_count)
-end
-local prefix
-local counter = 0
-function init(args)
-  prefix = args[1] .. "-" .. tostring(tid)
-end
-function request()
-  counter = counter + 1
-  wrk.headers["Idempotency-Key"] = '"' .. prefix .. "-" .. counter .. '"'
-  return wrk.format()
-end
-EOF
+java -cp "$JAR" dev.idempotency.benchmarks.load.Wrk > "$SCRIPT" # the load benchmark's new-key script
 mkfifo "$DIR/in" "$DIR/out"
 # the service answers on stdin (LoadApp ends when it closes): hold it open until the end
 taskset -c "${SERVICE_CPUS:-0}" java -Xms1g -Xmx1g -cp "$JAR" dev.idempotency.benchmarks.load.LoadApp \
   idempotency.store.redis.enabled=false < "$DIR/in" > "$DIR/out" 2>"$DIR/service.log" &
 PID=$!
 exec 3> "$DIR/in" 4< "$DIR/out"
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null || true; rm -rf "$DIR"' EXIT
 PORT=
 while read -r line <&4; do
   if [[ "$line" == READY* ]]; then PORT=${line#READY }; break; fi

@@ -32,6 +32,14 @@ final class Wrk {
         this.scripts = scripts;
     }
 
+    /**
+     * Prints the wrk script of the new-key configurations (its key prefix is wrk's first argument
+     * after {@code --}), for a benchmark run by hand: {@code benchmarks/load/pinned-cores.sh}.
+     */
+    public static void main(String[] args) {
+        System.out.print(Scripts.NEW_KEYS.formatted(BODY));
+    }
+
     /** @return whether wrk is on the PATH */
     static boolean available() {
         try {
