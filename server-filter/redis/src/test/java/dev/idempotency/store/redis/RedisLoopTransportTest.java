@@ -39,7 +39,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * path), every call's stage then completed on the loop without a hand-over; the shared
  * connection when the loop runs another transport (the case of a server on NIO with
  * netty-transport-native-epoll on the class path, played here by Netty's in-process transport),
- * which works and is logged once with what to change.
+ * which works and is logged once with what to change. With the native library itself: the
+ * {@code RedisNativeTransport*} tests, in a test run of their own.
  */
 class RedisLoopTransportTest {
 

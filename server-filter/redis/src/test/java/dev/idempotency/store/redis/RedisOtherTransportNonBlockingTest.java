@@ -34,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * transport here, standing in for a server on NIO with Lettuce on epoll) block none of those
  * loops (BlockHound): the shared connection opened by the first such call, the once-only line
  * that says so, acquire, 409, 422, completion, replay, renewal and release. The HTTP path on the
- * loops' own connections is {@link RedisNonBlockingTest}'s.
+ * loops' own connections is {@link RedisNonBlockingTest}'s; the real mixed case, a server on NIO
+ * with Lettuce on epoll, is {@link RedisNativeTransportMixedNonBlockingTest}'s.
  */
 class RedisOtherTransportNonBlockingTest {
 
