@@ -75,6 +75,29 @@ public final class RedisServerProcess implements AutoCloseable {
         return process != null && process.isAlive();
     }
 
+    /**
+     * Makes the running server require {@code password} from now on ({@code CONFIG SET
+     * requirepass}), for tests of clients that authenticate; reach it then as
+     * {@code redis://:password@127.0.0.1:port}. Set after the start, which waits for an open
+     * {@code PING}; a {@link #restart()} starts it without the password again.
+     */
+    public void requirePassword(String password) {
+        byte[] pw = password.getBytes(StandardCharsets.UTF_8);
+        byte[] command = ("*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$11\r\nrequirepass\r\n$" + pw.length + "\r\n"
+            + password + "\r\n").getBytes(StandardCharsets.UTF_8);
+        try (Socket s = RedisWire.open(java.net.URI.create(uri()), 2000)) {
+            s.setSoTimeout(2000);
+            s.getOutputStream().write(command);
+            s.getOutputStream().flush();
+            String reply = RedisWire.line(s.getInputStream());
+            if (!reply.equals("+OK")) {
+                throw new IllegalStateException("redis-server on port " + port + " refused requirepass: " + reply);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Kills the process (SIGKILL: no shutdown save); the data directory stays. */
     public void kill() {
         if (process != null) {

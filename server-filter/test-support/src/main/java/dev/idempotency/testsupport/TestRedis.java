@@ -11,7 +11,8 @@ import java.net.URI;
 /**
  * The Redis the tests share (see ARCHITECTURE "Real services in tests"): the server at
  * {@code IDEMPOTENCY_TEST_REDIS_URI} (default {@code redis://127.0.0.1:6379}) when it answers
- * PING, otherwise a {@link RedisServerProcess} started for this JVM and stopped at its exit. Tests
+ * PING (authenticated with the URI's credentials, {@code redis://:password@host:port}, when it
+ * has them), otherwise a {@link RedisServerProcess} started for this JVM and stopped at its exit. Tests
  * isolate themselves by key prefix and delete their keys; they never flush or stop this server.
  */
 public final class TestRedis {
@@ -69,14 +70,12 @@ public final class TestRedis {
     }
 
     /**
-     * @param configured a {@code redis://host:port} URI
+     * @param configured a {@code redis://host:port} URI, with credentials when the server needs them
      * @return it when a server answers there; else a freshly started server (stopped when the
      *     JVM exits)
      */
     public static Resolved resolve(String configured) {
-        URI u = URI.create(configured);
-        int port = u.getPort() == -1 ? 6379 : u.getPort();
-        if (RedisServerProcess.ping(u.getHost(), port, 1000)) {
+        if (RedisWire.answersPing(URI.create(configured), 1000)) { // with the URI's password, if it has one
             return new Resolved(configured, null);
         }
         RedisServerProcess started = RedisServerProcess.start();

@@ -1,5 +1,6 @@
 package dev.idempotency.benchmarks.load;
 
+import dev.idempotency.testsupport.RedisWire;
 import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRedis;
 import io.lettuce.core.RedisClient;
@@ -9,7 +10,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -665,18 +665,18 @@ public final class LoadBenchmark {
 
     /** @return the port of a {@code redis://} URI, Redis's default when it gives none */
     static int redisPort(URI redis) {
-        return redis.getPort() == -1 ? 6379 : redis.getPort();
+        return RedisWire.port(redis);
     }
+
+    private static final byte[] PONG = "+PONG\r\n".getBytes(StandardCharsets.US_ASCII);
 
     /** The median round trip of {@code PING} on one blocking connection, in µs, over {@code count} after 5,000. */
     static double redisRoundTripMicros(URI redis, int count) throws IOException {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(redis.getHost(), redisPort(redis)), 2000);
-            socket.setTcpNoDelay(true);
+        try (Socket socket = RedisWire.open(redis, 2000)) {
             OutputStream out = socket.getOutputStream();
             InputStream in = socket.getInputStream();
             byte[] ping = "PING\r\n".getBytes(StandardCharsets.US_ASCII);
-            byte[] pong = new byte[7];
+            byte[] pong = new byte[PONG.length];
             long[] samples = new long[count];
             for (int i = -5_000; i < samples.length; i++) {
                 long start = System.nanoTime();
@@ -689,6 +689,10 @@ public final class LoadBenchmark {
                         throw new IOException("Redis closed the connection");
                     }
                     read += n;
+                }
+                if (!Arrays.equals(pong, PONG)) { // NOAUTH, say: the reply is not what is being timed
+                    throw new IOException("Redis answered PING with " + new String(pong, StandardCharsets.UTF_8).trim()
+                        + "...");
                 }
                 if (i >= 0) {
                     samples[i] = System.nanoTime() - start;

@@ -1,10 +1,9 @@
 package dev.idempotency.benchmarks.load;
 
-import java.io.ByteArrayOutputStream;
+import dev.idempotency.testsupport.RedisWire;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -33,8 +32,7 @@ final class RedisCommandStats {
 
     /** @return each command's totals, as the server at {@code redis} counts them now */
     static Map<String, Totals> read(URI redis) throws IOException {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(redis.getHost(), LoadBenchmark.redisPort(redis)), 2000);
+        try (Socket socket = RedisWire.open(redis, 2000)) {
             socket.setSoTimeout(5000);
             OutputStream out = socket.getOutputStream();
             out.write("INFO commandstats\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -69,7 +67,7 @@ final class RedisCommandStats {
     }
 
     private static String bulkReply(InputStream in) throws IOException {
-        String header = line(in);
+        String header = RedisWire.line(in);
         if (!header.startsWith("$")) {
             throw new IOException("Redis answered INFO with " + header);
         }
@@ -79,19 +77,5 @@ final class RedisCommandStats {
             throw new IOException("Redis closed the connection in the middle of INFO's answer");
         }
         return new String(body, StandardCharsets.UTF_8);
-    }
-
-    private static String line(InputStream in) throws IOException {
-        ByteArrayOutputStream line = new ByteArrayOutputStream();
-        int c;
-        while ((c = in.read()) != '\n') {
-            if (c < 0) {
-                throw new IOException("Redis closed the connection");
-            }
-            if (c != '\r') {
-                line.write(c);
-            }
-        }
-        return line.toString(StandardCharsets.US_ASCII);
     }
 }

@@ -2,6 +2,7 @@ package dev.idempotency.benchmarks.load;
 
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStoreConfigurationProperties;
+import dev.idempotency.testsupport.RedisWire;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.netty.bootstrap.Bootstrap;
@@ -65,14 +66,13 @@ public final class RoundTripBenchmark {
                 throw new IllegalArgumentException("unknown option " + a + " (--count=, --redis=)");
             }
         }
-        InetSocketAddress address = new InetSocketAddress(redis.getHost(), LoadBenchmark.redisPort(redis));
         System.out.printf("Redis PING round trip, median of %,d in a row:%n", count);
         System.out.printf("  blocking socket                         %7.1f µs%n", LoadBenchmark.redisRoundTripMicros(redis, count));
         MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         RedisClient client = RedisClient.create(RedisURI.create(redis.toString()));
         try {
             EventLoop loop = group.next();
-            System.out.printf("  Netty NIO channel, from its event loop  %7.1f µs%n", micros(bareChannel(loop, address, count)));
+            System.out.printf("  Netty NIO channel, from its event loop  %7.1f µs%n", micros(bareChannel(loop, redis, count)));
             try (RedisIdempotencyStore store = new RedisIdempotencyStore(client, List.of(RedisURI.create(redis.toString())),
                     Clock.systemUTC(), new RedisIdempotencyStoreConfigurationProperties())) {
                 long[] onLoop = new long[count];
@@ -104,29 +104,51 @@ public final class RoundTripBenchmark {
         }
     }
 
-    private static long[] bareChannel(EventLoop loop, InetSocketAddress address, int count) throws Exception {
+    private static long[] bareChannel(EventLoop loop, URI redis, int count) throws Exception {
         // the reply's handler completes the call in flight; one at a time, all on the loop
-        CompletableFuture<?>[] inFlight = new CompletableFuture<?>[1];
+        @SuppressWarnings("unchecked")
+        CompletableFuture<Object>[] inFlight = new CompletableFuture[1];
         Channel channel = new Bootstrap().group(loop).channel(NioSocketChannel.class)
             .option(ChannelOption.TCP_NODELAY, true)
             .handler(new ChannelInboundHandlerAdapter() {
                 @Override
                 public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                    ((ByteBuf) msg).release(); // "+PONG\r\n" comes in one read on loopback
-                    CompletableFuture<?> call = inFlight[0];
+                    ByteBuf reply = (ByteBuf) msg; // "+PONG\r\n" and "+OK\r\n" come in one read on loopback
+                    CompletableFuture<Object> call = inFlight[0];
                     inFlight[0] = null;
-                    call.complete(null);
+                    if (reply.getByte(reply.readerIndex()) == '+') {
+                        call.complete(null);
+                    } else {
+                        call.completeExceptionally(new IllegalStateException("Redis answered "
+                            + reply.toString(StandardCharsets.UTF_8).trim()));
+                    }
+                    reply.release();
                 }
             })
-            .connect(address).sync().channel();
+            .connect(new InetSocketAddress(redis.getHost(), LoadBenchmark.redisPort(redis))).sync().channel();
         try {
+            byte[] auth = RedisWire.auth(redis);
+            if (auth != null) { // the URI's credentials, as the blocking socket and the store send them
+                CompletableFuture<Object> authenticated = new CompletableFuture<>();
+                loop.submit(() -> {
+                    inFlight[0] = authenticated;
+                    channel.writeAndFlush(Unpooled.wrappedBuffer(auth));
+                }).sync();
+                authenticated.get(5, TimeUnit.SECONDS);
+            }
             long[] took = new long[count];
             for (int i = -WARM_UP; i < count; i++) {
                 CompletableFuture<Long> done = new CompletableFuture<>();
                 loop.execute(() -> {
                     long start = System.nanoTime();
                     CompletableFuture<Object> call = new CompletableFuture<>();
-                    call.whenComplete((v, e) -> done.complete(System.nanoTime() - start));
+                    call.whenComplete((v, e) -> {
+                        if (e != null) {
+                            done.completeExceptionally(e);
+                        } else {
+                            done.complete(System.nanoTime() - start);
+                        }
+                    });
                     inFlight[0] = call;
                     channel.writeAndFlush(Unpooled.wrappedBuffer(PING));
                 });
