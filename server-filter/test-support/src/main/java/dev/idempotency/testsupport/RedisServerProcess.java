@@ -2,11 +2,10 @@ package dev.idempotency.testsupport;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -82,12 +81,9 @@ public final class RedisServerProcess implements AutoCloseable {
      * {@code PING}; a {@link #restart()} starts it without the password again.
      */
     public void requirePassword(String password) {
-        byte[] pw = password.getBytes(StandardCharsets.UTF_8);
-        byte[] command = ("*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$11\r\nrequirepass\r\n$" + pw.length + "\r\n"
-            + password + "\r\n").getBytes(StandardCharsets.UTF_8);
-        try (Socket s = RedisWire.open(java.net.URI.create(uri()), 2000)) {
+        try (Socket s = RedisWire.open(URI.create(uri()), 2000)) {
             s.setSoTimeout(2000);
-            s.getOutputStream().write(command);
+            s.getOutputStream().write(RedisWire.command("CONFIG", "SET", "requirepass", password));
             s.getOutputStream().flush();
             String reply = RedisWire.line(s.getInputStream());
             if (!reply.equals("+OK")) {
@@ -163,22 +159,10 @@ public final class RedisServerProcess implements AutoCloseable {
         deleteTree(dir);
     }
 
-    /** @return whether a Redis server answers {@code PING} at host:port within the timeout */
+    /** @return whether a Redis server answers {@code PING} at host:port within the timeout (no password) */
     public static boolean ping(String host, int port, int timeoutMillis) {
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(host, port), timeoutMillis);
-            s.setSoTimeout(timeoutMillis);
-            OutputStream out = s.getOutputStream();
-            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = s.getInputStream();
-            byte[] buf = new byte[64];
-            int n = in.read(buf);
-            // +PONG, or -NOAUTH/-LOADING: something Redis-like answers; only +PONG counts
-            return n > 0 && new String(buf, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG");
-        } catch (IOException e) {
-            return false;
-        }
+        // -NOAUTH or -LOADING: something Redis-like answers; only +PONG counts
+        return RedisWire.answersPing(URI.create("redis://" + host + ":" + port), timeoutMillis);
     }
 
     /** A free TCP port on 127.0.0.1; with {@code clusterBus} also port + 10000 is free. */

@@ -91,7 +91,12 @@ public final class RedisWire {
             args.add(info.substring(0, colon));
         }
         args.add(colon < 0 ? info : info.substring(colon + 1));
-        StringBuilder command = new StringBuilder().append('*').append(args.size()).append("\r\n");
+        return command(args.toArray(String[]::new));
+    }
+
+    /** @return a command in Redis's protocol: an array of bulk strings, lengths in UTF-8 bytes */
+    public static byte[] command(String... args) {
+        StringBuilder command = new StringBuilder().append('*').append(args.length).append("\r\n");
         for (String a : args) {
             command.append('$').append(a.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(a).append("\r\n");
         }
