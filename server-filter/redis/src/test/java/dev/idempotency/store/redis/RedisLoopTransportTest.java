@@ -1,15 +1,8 @@
 package dev.idempotency.store.redis;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.testsupport.MutableClock;
-import dev.idempotency.testsupport.RedisServerProcess;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -19,7 +12,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -44,8 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RedisLoopTransportTest {
 
-    static RedisServerProcess server;
-    static RedisClient client;
+    static OwnRedis redis;
 
     final MutableClock clock = new MutableClock();
 
@@ -53,14 +44,12 @@ class RedisLoopTransportTest {
     static void start() {
         assertThat(RedisConnector.lettuceChannel()).as("no native transport on this module's test class path,"
             + " so Lettuce uses NIO (these tests are written for that)").isEqualTo("NioSocketChannel");
-        server = RedisServerProcess.start();
-        client = RedisClient.create(server.uri());
+        redis = OwnRedis.start();
     }
 
     @AfterAll
     static void stop() {
-        client.shutdown(0, 2, TimeUnit.SECONDS);
-        server.close();
+        redis.close();
     }
 
     @Test
@@ -100,14 +89,8 @@ class RedisLoopTransportTest {
     @DisplayName("S17: calls on event loops of another transport than Lettuce's share the store's one connection and"
         + " work; the store says so once, with what to change for a Lettuce on NIO")
     void loopOfAnotherTransportSharesTheConnection() throws Exception {
-        Logger logger = (Logger) LoggerFactory.getLogger(RedisIdempotencyStore.class);
-        Level level = logger.getLevel();
-        logger.setLevel(Level.INFO); // the tests' root level is WARN
-        ListAppender<ILoggingEvent> log = new ListAppender<>();
-        log.start();
-        logger.addAppender(log);
         MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(2, (IoHandlerFactory) LocalIoHandler.newFactory());
-        try (RedisIdempotencyStore store = store()) {
+        try (StoreLog log = new StoreLog(); RedisIdempotencyStore store = store()) {
             String key = UUID.randomUUID().toString();
             EventLoop first = group.next();
             EventLoop second = group.next();
@@ -121,15 +104,11 @@ class RedisLoopTransportTest {
 
             assertThat(store.loopsWithOwnConnection()).isEmpty();
             assertThat(store.connections()).as("the shared connection only").hasSize(1);
-            assertThat(log.list).filteredOn(e -> e.getFormattedMessage().contains("do not run the transport Lettuce uses"))
-                .singleElement()
-                .satisfies(e -> assertThat(e.getFormattedMessage())
-                    .contains("(NioSocketChannel)")
-                    .contains("run the server's event loops on NIO too")
-                    .contains("micronaut.server.netty.use-native-transport unset"));
+            assertThat(log.otherTransportLine())
+                .contains("(NioSocketChannel)")
+                .contains("run the server's event loops on NIO too")
+                .contains("micronaut.server.netty.use-native-transport unset");
         } finally {
-            logger.detachAppender(log);
-            logger.setLevel(level);
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
     }
@@ -141,8 +120,7 @@ class RedisLoopTransportTest {
         RedisIdempotencyStoreConfigurationProperties cfg = new RedisIdempotencyStoreConfigurationProperties();
         cfg.setEventLoopConnections(false);
         MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        try (RedisIdempotencyStore store = new RedisIdempotencyStore(client, List.of(RedisURI.create(server.uri())),
-                clock, cfg)) {
+        try (RedisIdempotencyStore store = redis.store(clock, cfg)) {
             assertThat(onLoop(group.next(), () -> store.acquire(UUID.randomUUID().toString(), bytes("a"),
                 Duration.ofSeconds(30))).value()).isInstanceOf(AcquireResult.Acquired.class);
             assertThat(store.loopsWithOwnConnection()).isEmpty();
@@ -154,8 +132,7 @@ class RedisLoopTransportTest {
     }
 
     private RedisIdempotencyStore store() {
-        return new RedisIdempotencyStore(client, List.of(RedisURI.create(server.uri())), clock,
-            new RedisIdempotencyStoreConfigurationProperties());
+        return redis.store(clock, new RedisIdempotencyStoreConfigurationProperties());
     }
 
     static byte[] bytes(String s) {

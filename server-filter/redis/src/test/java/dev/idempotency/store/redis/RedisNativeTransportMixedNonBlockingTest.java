@@ -1,26 +1,17 @@
 package dev.idempotency.store.redis;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.tck.NonBlockingFilterSuite;
 import dev.idempotency.testsupport.Http;
 import dev.idempotency.testsupport.TestRedis;
-import io.lettuce.core.RedisClient;
-import io.netty.channel.epoll.Epoll;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.slf4j.LoggerFactory;
 
 import java.net.http.HttpResponse;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,16 +23,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * connections (this module's {@code native-transport} test run, the only one with the native
  * library on its class path); every store call goes out on the store's one shared connection,
  * and the store says so once, with the fix that {@link RedisNativeTransportNonBlockingTest}
- * applies. Linux on x86-64 only, where the library's native part exists.
+ * applies. Linux on x86-64 only, where the library's native part exists ({@link NativeTransport}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedisNativeTransportMixedNonBlockingTest extends NonBlockingFilterSuite {
 
     private static final String PREFIX = RedisKeys.uniquePrefix("native-mixed");
 
-    private final Logger logger = (Logger) LoggerFactory.getLogger(RedisIdempotencyStore.class);
-    private final ListAppender<ILoggingEvent> log = new ListAppender<>();
-    private Level level;
+    private StoreLog log;
 
     @Override
     protected Map<String, Object> storeProperties() {
@@ -52,19 +41,13 @@ class RedisNativeTransportMixedNonBlockingTest extends NonBlockingFilterSuite {
     /** Runs after the suite has started the server and before any request: the once-only line is written at the first call. */
     @BeforeAll
     void listen() {
-        level = logger.getLevel();
-        logger.setLevel(Level.INFO); // the tests' root level is WARN
-        log.start();
-        logger.addAppender(log);
+        log = new StoreLog();
     }
 
     @AfterAll
     void cleanUp() {
-        logger.detachAppender(log);
-        logger.setLevel(level);
-        RedisClient c = RedisClient.create(TestRedis.uri());
-        TestRedis.deleteKeys(c, PREFIX);
-        c.shutdown();
+        log.close();
+        TestRedis.deleteKeys(PREFIX);
     }
 
     @Test
@@ -84,31 +67,9 @@ class RedisNativeTransportMixedNonBlockingTest extends NonBlockingFilterSuite {
         RedisIdempotencyStore store = (RedisIdempotencyStore) server().getApplicationContext().getBean(IdempotencyStore.class);
         assertThat(store.loopsWithOwnConnection()).as("no NIO loop gets an epoll connection").isEmpty();
         assertThat(store.connections()).as("the shared connection only").hasSize(1);
-        assertThat(log.list).filteredOn(e -> e.getFormattedMessage().contains("do not run the transport Lettuce uses"))
-            .singleElement()
-            .satisfies(e -> assertThat(e.getFormattedMessage())
-                .contains("(EpollSocketChannel)")
-                .contains("micronaut.netty.event-loops.default.prefer-native-transport=true")
-                .contains("-Dio.lettuce.core.epoll=false"));
-    }
-
-    /** The native transport this run needs, checked before the server starts. */
-    static final class NativeTransport {
-        private NativeTransport() {
-        }
-
-        /**
-         * Skips where the library has no native part (the dependency is the Linux x86-64 one: another
-         * platform is not a missing service); fails on Linux x86-64 when epoll does not load.
-         */
-        static void require() {
-            Assumptions.assumeTrue(System.getProperty("os.name").startsWith("Linux")
-                    && Set.of("amd64", "x86_64").contains(System.getProperty("os.arch")),
-                "netty-transport-native-epoll's native part here is for Linux on x86-64 only");
-            assertThat(Epoll.isAvailable())
-                .as("Netty's epoll transport in the native-transport test run (Linux on x86-64): %s",
-                    Epoll.unavailabilityCause())
-                .isTrue();
-        }
+        assertThat(log.otherTransportLine())
+            .contains("(EpollSocketChannel)")
+            .contains("micronaut.netty.event-loops.default.prefer-native-transport=true")
+            .contains("-Dio.lettuce.core.epoll=false");
     }
 }

@@ -4,7 +4,6 @@ import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.tck.NonBlockingFilterSuite;
 import dev.idempotency.testsupport.Http;
 import dev.idempotency.testsupport.TestRedis;
-import io.lettuce.core.RedisClient;
 import io.netty.channel.IoEventLoop;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.util.concurrent.EventExecutor;
@@ -22,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * S17 with the server and Lettuce both on Netty's native epoll transport, as the store's advice
  * for an application with {@code netty-transport-native-epoll} on its class path says: the whole
  * non-blocking suite under BlockHound, and each event loop that calls the store gets an epoll
- * connection of its own (this module's {@code native-transport} test run). Linux on x86-64 only.
+ * connection of its own (this module's {@code native-transport} test run). Linux on x86-64 only
+ * ({@link NativeTransport}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedisNativeTransportNonBlockingTest extends NonBlockingFilterSuite {
@@ -31,7 +31,7 @@ class RedisNativeTransportNonBlockingTest extends NonBlockingFilterSuite {
 
     @Override
     protected Map<String, Object> storeProperties() {
-        RedisNativeTransportMixedNonBlockingTest.NativeTransport.require();
+        NativeTransport.require();
         // the three settings the store's INFO line names for a Lettuce on epoll
         return Map.of("redis.uri", TestRedis.uri(), "idempotency.store.redis.key-prefix", PREFIX,
             "micronaut.netty.event-loops.default.prefer-native-transport", true,
@@ -41,9 +41,7 @@ class RedisNativeTransportNonBlockingTest extends NonBlockingFilterSuite {
 
     @AfterAll
     void cleanUp() {
-        RedisClient c = RedisClient.create(TestRedis.uri());
-        TestRedis.deleteKeys(c, PREFIX);
-        c.shutdown();
+        TestRedis.deleteKeys(PREFIX);
     }
 
     @Test

@@ -2,7 +2,6 @@ package dev.idempotency.store.redis;
 
 import dev.idempotency.store.tck.NonBlockingFilterSuite;
 import dev.idempotency.testsupport.TestRedis;
-import io.lettuce.core.RedisClient;
 import org.junit.jupiter.api.AfterAll;
 
 import java.util.Map;
@@ -22,8 +21,6 @@ class RedisNonBlockingTest extends NonBlockingFilterSuite {
 
     @AfterAll
     static void cleanUp() {
-        RedisClient c = RedisClient.create(TestRedis.uri());
-        TestRedis.deleteKeys(c, PREFIX);
-        c.shutdown();
+        TestRedis.deleteKeys(PREFIX);
     }
 }

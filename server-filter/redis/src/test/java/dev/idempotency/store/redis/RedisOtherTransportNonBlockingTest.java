@@ -1,14 +1,9 @@
 package dev.idempotency.store.redis;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.store.tck.NonBlockingGuard;
 import dev.idempotency.testsupport.MutableClock;
-import dev.idempotency.testsupport.RedisServerProcess;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -17,7 +12,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
@@ -39,33 +33,28 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RedisOtherTransportNonBlockingTest {
 
-    static RedisServerProcess server;
-    static RedisClient client;
+    static OwnRedis redis;
 
     @BeforeAll
     static void start() {
         NonBlockingGuard.install();
-        server = RedisServerProcess.start();
-        client = RedisClient.create(server.uri());
+        redis = OwnRedis.start();
     }
 
     @AfterAll
     static void stop() {
-        client.shutdown(0, 2, TimeUnit.SECONDS);
-        server.close();
+        redis.close();
     }
 
     @Test
     @DisplayName("S17: store calls on loops of another transport than Lettuce's, through the shared connection,"
         + " block no loop")
     void sharedConnectionFromLoopsOfAnotherTransportBlocksNothing() throws Exception {
-        Logger logger = (Logger) LoggerFactory.getLogger(RedisIdempotencyStore.class);
-        Level level = logger.getLevel();
-        logger.setLevel(Level.INFO); // so that the once-only line is written, on the loop
         MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(2, (IoHandlerFactory) LocalIoHandler.newFactory());
         NonBlockingGuard.clear();
-        try (RedisIdempotencyStore store = new RedisIdempotencyStore(client, List.of(RedisURI.create(server.uri())),
-                new MutableClock(), new RedisIdempotencyStoreConfigurationProperties())) {
+        // the store's log at INFO, so that the once-only line is written, on the loop
+        try (StoreLog log = new StoreLog();
+             RedisIdempotencyStore store = redis.store(new MutableClock(), new RedisIdempotencyStoreConfigurationProperties())) {
             EventLoop first = group.next();
             EventLoop second = group.next();
             String key = UUID.randomUUID().toString();
@@ -91,10 +80,10 @@ class RedisOtherTransportNonBlockingTest {
             assertThat(onLoop(second, () -> store.release(other, otherToken)).value()).isTrue();
 
             assertThat(store.loopsWithOwnConnection()).as("the calls went out on the shared connection").isEmpty();
+            assertThat(log.otherTransportLine()).as("written once, on a loop, under the guard").contains("(NioSocketChannel)");
             assertThat(NonBlockingGuard.violations()).as(() -> NonBlockingGuard.describe(NonBlockingGuard.violations()))
                 .isEmpty();
         } finally {
-            logger.setLevel(level);
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
     }
