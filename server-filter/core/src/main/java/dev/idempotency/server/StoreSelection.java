@@ -9,6 +9,7 @@ import io.micronaut.context.event.StartupEvent;
 import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.inject.BeanDefinition;
 import io.micronaut.runtime.event.annotation.EventListener;
+import io.micronaut.runtime.graceful.GracefulShutdownConfiguration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,7 +23,7 @@ import java.util.Optional;
  * context starts, before anything asks for the store, it stops the application with a message
  * in the library's words when more than one store is active, or when {@code idempotency.store.type}
  * names a store whose module is missing; once started, it logs one INFO line naming the store
- * in use and the filter's main settings. Reads only bean definitions and settings: no I/O.
+ * in use, the filter's main settings and whether the instance shuts down gracefully. Reads only bean definitions and settings: no I/O.
  */
 @Context
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
@@ -74,8 +75,20 @@ final class StoreSelection {
     @EventListener
     void started(StartupEvent event) {
         IdempotencyStore store = beans.getBean(IdempotencyStore.class);
-        LOG.info("idempotency store: {}; lease {}, retention {}{}", store.describe(), compact(config.getLease()),
-            compact(config.getRetention()), config.isTransactional() ? ", transactional mode" : "");
+        LOG.info("idempotency store: {}; lease {}, retention {}{}; {}", store.describe(), compact(config.getLease()),
+            compact(config.getRetention()), config.isTransactional() ? ", transactional mode" : "", shutdown());
+    }
+
+    /**
+     * @return how this instance stops, which decides whether the requests it runs then are
+     *     finished and stored or run again after their lease (the operations guide, "Deploys and
+     *     restarts")
+     */
+    private String shutdown() {
+        return beans.findBean(GracefulShutdownConfiguration.class)
+            .map(g -> "graceful shutdown, grace period " + compact(g.getGracePeriod()))
+            .orElse("graceful shutdown off (set micronaut.lifecycle.graceful-shutdown.enabled=true, or requests"
+                + " running when this instance stops run again after their lease)");
     }
 
     /** @return e.g. {@code 30s}, {@code 24h}, {@code 1500ms}: how the settings are written */

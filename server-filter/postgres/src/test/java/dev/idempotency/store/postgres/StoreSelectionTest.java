@@ -71,7 +71,8 @@ class StoreSelectionTest {
     }
 
     @Test
-    @DisplayName("O1: idempotency.store.type picks the store whatever else is on the classpath or enabled, and the INFO line names it")
+    @DisplayName("O1: idempotency.store.type picks the store whatever else is on the classpath or enabled, and the INFO line"
+        + " names it and says whether the instance shuts down gracefully")
     void typeDecidesAlone() {
         ListAppender<ILoggingEvent> log = new ListAppender<>();
         log.start();
@@ -89,7 +90,8 @@ class StoreSelectionTest {
                 assertThat(ctx.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
             }
             try (ApplicationContext ctx = ApplicationContext.run(with(both(), "idempotency.store.type", "memory",
-                "idempotency.store.postgres.enabled", "true"))) {
+                "idempotency.store.postgres.enabled", "true", "micronaut.lifecycle.graceful-shutdown.enabled", "true",
+                "micronaut.lifecycle.graceful-shutdown.grace-period", "20s"))) {
                 assertThat(ctx.getBean(IdempotencyStore.class)).isInstanceOf(InMemoryIdempotencyStore.class);
             }
         } finally {
@@ -103,10 +105,13 @@ class StoreSelectionTest {
         }
         assertThat(lines).hasSize(3);
         assertThat(lines.get(0)).contains("PostgreSQL table " + schema + ".idempotency_records on datasource 'default'")
-            .contains("; lease 30s, retention 24h");
+            .contains("; lease 30s, retention 24h")
+            .endsWith("; graceful shutdown off (set micronaut.lifecycle.graceful-shutdown.enabled=true, or requests"
+                + " running when this instance stops run again after their lease)");
         assertThat(lines.get(1)).startsWith("idempotency store: Redis at ").contains("keys idempotency:{...}")
             .doesNotContain("password");
-        assertThat(lines.get(2)).startsWith("idempotency store: in memory, this instance only, up to 100000 records");
+        assertThat(lines.get(2)).startsWith("idempotency store: in memory, this instance only, up to 100000 records")
+            .endsWith("; graceful shutdown, grace period 20s");
     }
 
     @Test
