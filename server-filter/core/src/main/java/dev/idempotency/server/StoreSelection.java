@@ -23,7 +23,8 @@ import java.util.Optional;
  * context starts, before anything asks for the store, it stops the application with a message
  * in the library's words when more than one store is active, or when {@code idempotency.store.type}
  * names a store whose module is missing; once started, it logs one INFO line naming the store
- * in use, the filter's main settings and whether the instance shuts down gracefully. Reads only bean definitions and settings: no I/O.
+ * in use, the filter's main settings and whether the instance shuts down gracefully. Reads only
+ * bean definitions and settings: no I/O.
  */
 @Context
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
