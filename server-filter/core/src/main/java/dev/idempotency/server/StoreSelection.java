@@ -24,7 +24,7 @@ import java.util.Optional;
  * in the library's words when more than one store is active, or when {@code idempotency.store.type}
  * names a store whose module is missing; once started, it logs one INFO line naming the store
  * in use, the filter's main settings and whether the instance shuts down gracefully. Reads only
- * bean definitions and settings: no I/O.
+ * bean definitions, settings and configuration beans: no I/O.
  */
 @Context
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
@@ -82,14 +82,14 @@ final class StoreSelection {
 
     /**
      * @return how this instance stops, which decides whether the requests it runs then are
-     *     finished and stored or run again after their lease (the operations guide, "Deploys and
-     *     restarts")
+     *     finished and stored or cut off and possibly run again (the operations guide, "Deploys
+     *     and restarts"); Micronaut's configuration bean exists only when graceful shutdown is on
      */
     private String shutdown() {
         return beans.findBean(GracefulShutdownConfiguration.class)
             .map(g -> "graceful shutdown, grace period " + compact(g.getGracePeriod()))
             .orElse("graceful shutdown off (set micronaut.lifecycle.graceful-shutdown.enabled=true, or requests"
-                + " running when this instance stops run again after their lease)");
+                + " running when this instance stops are cut off and a retry may run them again)");
     }
 
     /** @return e.g. {@code 30s}, {@code 24h}, {@code 1500ms}: how the settings are written */

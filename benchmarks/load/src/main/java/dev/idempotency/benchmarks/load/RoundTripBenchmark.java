@@ -43,7 +43,7 @@ public final class RoundTripBenchmark {
     /**
      * Calls each caller makes before those it times: without them the store, measured with its
      * code not yet compiled, read 10 µs slower than it is. 5,000 were not enough on a later
-     * machine (the store from its event loop read 61-81 µs after them, 20-25 µs after 25,000).
+     * machine (the store from its event loop read 61-81 µs after them, 26-27 µs after 50,000).
      */
     private static final int WARM_UP = 50_000;
 

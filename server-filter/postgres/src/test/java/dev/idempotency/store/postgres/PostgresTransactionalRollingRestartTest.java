@@ -9,7 +9,8 @@ import java.util.Map;
 
 /**
  * A rolling restart in transactional mode (S18) on one PostgreSQL schema: a request whose
- * transaction is open when its instance shuts down gracefully commits it before the instance goes.
+ * transaction is open when its instance shuts down gracefully commits it before the instance goes;
+ * without graceful shutdown the transaction is lost with the instance and a retry runs again.
  */
 class PostgresTransactionalRollingRestartTest extends RollingRestartSuite {
 
@@ -20,6 +21,11 @@ class PostgresTransactionalRollingRestartTest extends RollingRestartSuite {
         Map<String, Object> p = new HashMap<>(TestPostgres.properties(TestPostgres.server(), SCHEMA));
         p.put("idempotency.transactional", "true");
         return p;
+    }
+
+    @Override
+    protected boolean transactional() {
+        return true;
     }
 
     @AfterAll

@@ -107,7 +107,7 @@ class StoreSelectionTest {
         assertThat(lines.get(0)).contains("PostgreSQL table " + schema + ".idempotency_records on datasource 'default'")
             .contains("; lease 30s, retention 24h")
             .endsWith("; graceful shutdown off (set micronaut.lifecycle.graceful-shutdown.enabled=true, or requests"
-                + " running when this instance stops run again after their lease)");
+                + " running when this instance stops are cut off and a retry may run them again)");
         assertThat(lines.get(1)).startsWith("idempotency store: Redis at ").contains("keys idempotency:{...}")
             .doesNotContain("password");
         assertThat(lines.get(2)).startsWith("idempotency store: in memory, this instance only, up to 100000 records")
