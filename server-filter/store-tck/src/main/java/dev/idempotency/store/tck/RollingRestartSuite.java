@@ -211,16 +211,34 @@ public abstract class RollingRestartSuite {
         return RollingRestartApi.EXECUTIONS.get(recordId(response)).get();
     }
 
-    /** Waits, on the shared store, until the held request's key has been kept past its first lease (leased mode only). */
-    private void awaitKeyKept(Instance other, String recordId, Instant firstDeadline) throws Exception {
-        if (!transactional()) {
-            awaitRenewedPast(other.store(), recordId, firstDeadline);
+    /** A request held in its handler on an instance whose graceful shutdown has begun. */
+    private record Draining(Instance instance, CompletableFuture<HttpResponse<byte[]>> original, String recordId,
+                            CompletableFuture<Void> stopped) {
+
+        /** Lets the request finish; @return its response (200), once the shutdown is over too */
+        HttpResponse<byte[]> finish() throws Exception {
+            instance.api().gate.countDown();
+            HttpResponse<byte[]> done = original.get(10, TimeUnit.SECONDS);
+            assertThat(done.statusCode()).isEqualTo(200);
+            stopped.get(30, TimeUnit.SECONDS);
+            return done;
         }
     }
 
-    /** @return the end of the lease the held request acquired (leased mode), read through {@code other} */
-    private Instant firstDeadline(Instance other, String recordId) throws Exception {
-        return transactional() ? null : record(other.store(), recordId).orElseThrow().deadline();
+    /**
+     * Holds a request to {@code path} on {@code stopping}, begins its graceful shutdown, and returns
+     * once the shared store, read through {@code other}, shows the key kept past the lease it was
+     * acquired with (in transactional mode, which has no lease, at once: the open transaction holds it).
+     */
+    private Draining drainWhileHeld(Instance stopping, Instance other, String path, String key) throws Exception {
+        CompletableFuture<HttpResponse<byte[]>> original = startHeld(stopping, path, key);
+        String recordId = stopping.api().lastRecord;
+        Instant firstDeadline = transactional() ? null : record(other.store(), recordId).orElseThrow().deadline();
+        CompletableFuture<Void> stopped = beginShutdown(stopping);
+        if (!transactional()) {
+            awaitRenewedPast(other.store(), recordId, firstDeadline);
+        }
+        return new Draining(stopping, original, recordId, stopped);
     }
 
     @Test
@@ -230,29 +248,21 @@ public abstract class RollingRestartSuite {
         Instance stopping = start("a", true);
         Instance next = start("b", true);
         String k = key();
-        CompletableFuture<HttpResponse<byte[]>> original = startHeld(stopping, "/rr/orders", k);
-        String recordId = stopping.api().lastRecord;
-        Instant firstDeadline = firstDeadline(next, recordId);
-        CompletableFuture<Void> stopped = beginShutdown(stopping);
-
-        awaitKeyKept(next, recordId, firstDeadline);
+        Draining draining = drainWhileHeld(stopping, next, "/rr/orders", k);
         HttpResponse<byte[]> duplicate = next.http().postJson("/rr/orders", k, "{}");
         assertThat(duplicate.statusCode()).as("the original still holds its key").isEqualTo(409);
         assertThat(duplicate.headers().firstValue("Retry-After")).isPresent();
-        assertThat(stopped).as("the shutdown waits for the request").isNotDone();
+        assertThat(draining.stopped()).as("the shutdown waits for the request").isNotDone();
 
-        stopping.api().gate.countDown();
-        HttpResponse<byte[]> done = original.get(10, TimeUnit.SECONDS);
-        assertThat(done.statusCode()).isEqualTo(200);
+        HttpResponse<byte[]> done = draining.finish();
         assertThat(Http.body(done)).contains("\"instance\":\"a\"");
-        stopped.get(30, TimeUnit.SECONDS);
 
         HttpResponse<byte[]> replay = next.http().postJson("/rr/orders", k, "{}");
         assertThat(replay.statusCode()).isEqualTo(200);
         assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(replay.body()).isEqualTo(done.body());
         assertThat(executions(done)).isEqualTo(1);
-        assertThat(record(next.store(), recordId)).hasValueSatisfying(r -> {
+        assertThat(record(next.store(), draining.recordId())).hasValueSatisfying(r -> {
             assertThat(r.state()).isEqualTo(RecordInfo.State.COMPLETED);
             assertThat(r.status()).isEqualTo(200);
         });
@@ -287,17 +297,8 @@ public abstract class RollingRestartSuite {
         Instance stopping = start("a", true);
         Instance next = start("b", true);
         String k = key();
-        CompletableFuture<HttpResponse<byte[]>> original = startHeld(stopping, "/rr/events", k);
-        String recordId = stopping.api().lastRecord;
-        Instant firstDeadline = firstDeadline(next, recordId);
-        CompletableFuture<Void> stopped = beginShutdown(stopping);
-        awaitKeyKept(next, recordId, firstDeadline);
-
-        stopping.api().gate.countDown();
-        HttpResponse<byte[]> done = original.get(10, TimeUnit.SECONDS);
-        assertThat(done.statusCode()).isEqualTo(200);
+        HttpResponse<byte[]> done = drainWhileHeld(stopping, next, "/rr/events", k).finish();
         assertThat(Http.body(done)).contains("event 0 of 1", "event 2 of 1 on a");
-        stopped.get(30, TimeUnit.SECONDS);
 
         HttpResponse<byte[]> replay = next.http().postJson("/rr/events", k, "{}");
         assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
