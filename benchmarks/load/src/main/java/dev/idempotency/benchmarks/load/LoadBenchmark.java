@@ -199,7 +199,7 @@ public final class LoadBenchmark {
                 URI redis = URI.create(TestRedis.uri());
                 redisRoundTrip = redisRoundTripMicros(redis, 20_000);
                 redisServer = redis;
-                storeServer = ProcCpu.find("redis-server", ":" + redisPort(redis));
+                storeServer = ProcCpu.find("redis-server", ":" + RedisWire.port(redis));
             }
             case "postgres" -> {
                 TestPostgres.Server pg = TestPostgres.server();
@@ -661,11 +661,6 @@ public final class LoadBenchmark {
             throw new IllegalStateException("pgbench failed: " + command + "\n" + out);
         }
         return Double.parseDouble(tps.group(1));
-    }
-
-    /** @return the port of a {@code redis://} URI, Redis's default when it gives none */
-    static int redisPort(URI redis) {
-        return RedisWire.port(redis);
     }
 
     private static final byte[] PONG = "+PONG\r\n".getBytes(StandardCharsets.US_ASCII);

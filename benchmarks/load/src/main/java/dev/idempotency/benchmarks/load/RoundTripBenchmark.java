@@ -125,7 +125,7 @@ public final class RoundTripBenchmark {
                     reply.release();
                 }
             })
-            .connect(new InetSocketAddress(redis.getHost(), LoadBenchmark.redisPort(redis))).sync().channel();
+            .connect(new InetSocketAddress(redis.getHost(), RedisWire.port(redis))).sync().channel();
         try {
             byte[] auth = RedisWire.auth(redis);
             if (auth != null) { // the URI's credentials, as the blocking socket and the store send them
