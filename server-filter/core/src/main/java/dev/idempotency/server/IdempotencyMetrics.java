@@ -19,6 +19,13 @@ interface IdempotencyMetrics {
 
     void completionFenced();
 
+    /**
+     * A result could not be stored within half its lease and its completion was given up (or not
+     * retried because the application was stopping): its key stays in progress until the lease
+     * ends, and a retry after that runs the operation again.
+     */
+    void completionAbandoned();
+
     void leaseLost();
 
     /** The store circuit opened ({@code true}) or closed again. */

@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       conflict, mismatch, rejected, store-error;</li>
  *   <li>{@code idempotency.store.latency} (timer), tags {@code operation} (acquire, complete,
  *       release, renew) and {@code result} (ok, error);</li>
- *   <li>{@code idempotency.leases.taken-over}, {@code idempotency.leases.lost} and
- *       {@code idempotency.completions.fenced} (counters).</li>
+ *   <li>{@code idempotency.leases.taken-over}, {@code idempotency.leases.lost},
+ *       {@code idempotency.completions.fenced} and {@code idempotency.completions.abandoned}
+ *       (counters).</li>
  * </ul>
  */
 @Singleton
@@ -36,6 +37,7 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     private final Map<String, Timer> errorTimers = new ConcurrentHashMap<>();
     private final Counter takeovers;
     private final Counter fenced;
+    private final Counter abandoned;
     private final Counter lost;
     private final Counter circuitOpened;
     private final Counter circuitClosed;
@@ -51,6 +53,9 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
             .description("Expired in-progress leases taken over by a retry").register(registry);
         fenced = Counter.builder("idempotency.completions.fenced")
             .description("Completions rejected because the holder's lease had been taken over").register(registry);
+        abandoned = Counter.builder("idempotency.completions.abandoned")
+            .description("Results that could not be stored within half their lease: the key stays in progress"
+                + " until the lease ends, then a retry runs the operation again").register(registry);
         lost = Counter.builder("idempotency.leases.lost")
             .description("Lease renewals that found the lease taken over").register(registry);
         circuitOpened = Counter.builder("idempotency.store.circuit").tag("transition", "opened")
@@ -83,6 +88,11 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     @Override
     public void completionFenced() {
         fenced.increment();
+    }
+
+    @Override
+    public void completionAbandoned() {
+        abandoned.increment();
     }
 
     @Override

@@ -30,6 +30,10 @@ final class NoopIdempotencyMetrics implements IdempotencyMetrics {
     }
 
     @Override
+    public void completionAbandoned() {
+    }
+
+    @Override
     public void leaseLost() {
     }
 }

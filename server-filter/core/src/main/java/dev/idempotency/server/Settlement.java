@@ -106,8 +106,10 @@ final class Settlement {
 
     private void retryLater(Lease lease, StoredResponse stored, Duration retention, long delayMillis, long giveUpAt) {
         if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) > giveUpAt) {
-            LOG.error("idempotency completion failed key={}: the result was sent but could not be stored; the key"
-                + " stays locked until its lease expires, then a retry runs the handler again", lease.key());
+            metrics.completionAbandoned();
+            LOG.error("idempotency completion failed key={}: the result could not be stored (the response went"
+                + " out regardless, unless the caller's connection had closed); the key stays locked until its"
+                + " lease expires, then a retry runs the handler again", lease.key());
             return;
         }
         IdempotencyScheduler.Cancellable retry = scheduler.schedule(() -> tryComplete(lease, stored, retention)
@@ -117,9 +119,11 @@ final class Settlement {
                 }
             }), delayMillis, TimeUnit.MILLISECONDS);
         if (retry == null) {
-            LOG.error("idempotency completion failed key={}: the result was sent but could not be stored, and the"
-                + " application is stopping, so it is not tried again; the key stays locked until its lease expires,"
-                + " then a retry runs the handler again", lease.key());
+            metrics.completionAbandoned();
+            LOG.error("idempotency completion failed key={}: the result could not be stored (the response went"
+                + " out regardless, unless the caller's connection had closed), and the application is stopping,"
+                + " so it is not tried again; the key stays locked until its lease expires, then a retry runs the"
+                + " handler again", lease.key());
         }
     }
 

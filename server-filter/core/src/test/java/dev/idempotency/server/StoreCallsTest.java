@@ -49,6 +49,10 @@ class StoreCallsTest {
         }
 
         @Override
+        public void completionAbandoned() {
+        }
+
+        @Override
         public void leaseLost() {
         }
     }

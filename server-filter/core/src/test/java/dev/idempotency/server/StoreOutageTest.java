@@ -1,5 +1,9 @@
 package dev.idempotency.server;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.testsupport.Http;
 
 import dev.idempotency.server.store.AcquireResult;
@@ -7,6 +11,9 @@ import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Replaces;
 import io.micronaut.context.annotation.Requires;
@@ -21,15 +28,18 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -88,16 +98,33 @@ class StoreOutageTest {
         }
     }
 
+    /** A registry of its own: the filter's meters, on the real clock the short lease runs out on. */
+    @Factory
+    @Requires(property = "spec.name", value = "StoreOutageTest")
+    static class Meters {
+        @Singleton
+        MeterRegistry meterRegistry() {
+            return new SimpleMeterRegistry();
+        }
+    }
+
     @Controller("/outage")
     @Requires(property = "spec.name", value = "StoreOutageTest")
     static class Api {
         final AtomicInteger closed = new AtomicInteger();
         final AtomicInteger open = new AtomicInteger();
+        final AtomicInteger shortLease = new AtomicInteger();
 
         @Post("/closed")
         @Idempotent
         Map<String, Object> closed(@Body Map<String, Object> body) {
             return Map.of("execution", closed.incrementAndGet());
+        }
+
+        @Post("/short-lease")
+        @Idempotent(lease = "1s")
+        Map<String, Object> shortLease(@Body Map<String, Object> body) {
+            return Map.of("execution", shortLease.incrementAndGet());
         }
 
         @Post("/open")
@@ -113,6 +140,8 @@ class StoreOutageTest {
     SwitchableStore store;
     @Inject
     Api api;
+    @Inject
+    MeterRegistry meters;
     Http http;
 
     @BeforeEach
@@ -198,5 +227,66 @@ class StoreOutageTest {
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(retry.body()).isEqualTo(first.body());
         assertThat(api.closed.get()).isEqualTo(before + 1);
+    }
+
+    @Test
+    @DisplayName("S12/S19/S22: a completion the store refuses for half the lease is given up, counted"
+        + " (idempotency.completions.abandoned) and logged once at ERROR with the key's hash and what follows; the key"
+        + " stays locked until the lease ends, then a retry runs again")
+    void completionGivenUpAfterHalfTheLease() throws Exception {
+        Logger logger = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
+        ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        try {
+            store.completeDown = true;
+            String k = key();
+            int before = api.shortLease.get();
+            double abandonedBefore = meters.counter("idempotency.completions.abandoned").count();
+            HttpResponse<byte[]> first = http.postJson("/outage/short-lease", k, "{}");
+            assertThat(first.statusCode()).as("the caller gets its result although it could not be stored")
+                .isEqualTo(200);
+            assertThat(http.postJson("/outage/short-lease", k, "{}").statusCode()).isEqualTo(409);
+
+            // retries after 100 and 200 ms; the next would pass half the 1 s lease: given up after about 300 ms
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            List<ILoggingEvent> givenUp = List.of();
+            while (givenUp.isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+                givenUp = errors(appender);
+            }
+            assertThat(givenUp).hasSize(1);
+            assertThat(givenUp.get(0).getFormattedMessage())
+                .matches("idempotency completion failed key=[0-9a-f]{12}: the result could not be stored \\(the"
+                    + " response went out regardless, unless the caller's connection had closed\\); the key stays"
+                    + " locked until its lease expires, then a retry runs the handler again")
+                .doesNotContain(k.replace("\"", ""));
+            assertThat(api.shortLease.get()).isEqualTo(before + 1);
+            assertThat(meters.counter("idempotency.completions.abandoned").count()).isEqualTo(abandonedBefore + 1);
+
+            store.completeDown = false;
+            HttpResponse<byte[]> retry = null;
+            while (System.nanoTime() < deadline) {
+                retry = http.postJson("/outage/short-lease", k, "{}");
+                if (retry.statusCode() != 409) {
+                    break;
+                }
+                Thread.sleep(50);
+            }
+            assertThat(retry.statusCode()).as("once the lease ends the key is taken over").isEqualTo(200);
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+            assertThat(api.shortLease.get()).as("the documented second run (contract: run-twice)").isEqualTo(before + 2);
+            assertThat(errors(appender)).as("given up once, not once per retry").hasSize(1);
+            assertThat(meters.counter("idempotency.completions.abandoned").count()).isEqualTo(abandonedBefore + 1);
+        } finally {
+            logger.detachAppender(appender);
+        }
+    }
+
+    private static List<ILoggingEvent> errors(ListAppender<ILoggingEvent> appender) {
+        synchronized (appender) { // appends hold the appender's lock
+            return appender.list.stream().filter(e -> e.getLevel() == Level.ERROR
+                && e.getMessage().startsWith("idempotency completion failed")).toList();
+        }
     }
 }
