@@ -657,14 +657,34 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      */
     private AcquireResult acquireAutocommit(Connection c, String storeKey, byte[] fingerprint, Duration lease)
         throws SQLException {
+        return inProgressOnLockTimeout(() -> acquireStatements(c, storeKey, fingerprint, lease), lease);
+    }
+
+    /**
+     * @return what {@code acquire} answers, or 409 for the whole lease when it met a record that
+     *     another transaction (a transactional-mode request) holds uncommitted past
+     *     {@code lock-timeout} (SQL state {@code 55P03})
+     */
+    private static AcquireResult inProgressOnLockTimeout(SqlSupplier<AcquireResult> acquire, Duration lease)
+        throws SQLException {
         try {
-            return acquireStatements(c, storeKey, fingerprint, lease);
+            return acquire.get();
         } catch (SQLException e) {
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                return new AcquireResult.InProgress(lease); // a transactional-mode request holds it uncommitted
+                return new AcquireResult.InProgress(lease);
             }
             throw e;
         }
+    }
+
+    /** Binds the parameters the two acquire statements share: key, fingerprint, now, lease end, lock timeout. */
+    private void bindAcquire(PreparedStatement ps, String storeKey, byte[] fingerprint, Instant now, Duration lease)
+        throws SQLException {
+        ps.setBytes(1, StoreKeys.encode(storeKey));
+        ps.setBytes(2, fingerprint);
+        ps.setObject(3, timestamp(now));
+        ps.setObject(4, timestamp(now.plus(lease)));
+        ps.setString(5, lockTimeoutMillis);
     }
 
     /**
@@ -675,11 +695,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         throws SQLException {
         Instant now = now();
         try (PreparedStatement ps = prepare(c, sql.acquireAutocommit)) {
-            ps.setBytes(1, StoreKeys.encode(storeKey));
-            ps.setBytes(2, fingerprint);
-            ps.setObject(3, timestamp(now));
-            ps.setObject(4, timestamp(now.plus(lease)));
-            ps.setString(5, lockTimeoutMillis);
+            bindAcquire(ps, storeKey, fingerprint, now, lease);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     switch (rs.getString("kind")) {
@@ -901,15 +917,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     /** The locking upsert: decides on the latest committed version of the row, and takes it over when expired. */
     private AcquireResult acquire(Connection c, String storeKey, byte[] fingerprint, Duration lease)
         throws SQLException {
-        try {
-            return lockingAcquire(c, storeKey, fingerprint, lease);
-        } catch (SQLException e) {
-            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                // another transaction holds this record uncommitted (transactional mode) past lock-timeout
-                return new AcquireResult.InProgress(lease);
-            }
-            throw e;
-        }
+        return inProgressOnLockTimeout(() -> lockingAcquire(c, storeKey, fingerprint, lease), lease);
     }
 
     /** The statement of {@link #acquire}, which throws on a lock timeout instead of answering it. */
@@ -917,11 +925,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         throws SQLException {
         Instant now = now();
         try (PreparedStatement ps = prepare(c, sql.acquire)) {
-            ps.setBytes(1, StoreKeys.encode(storeKey));
-            ps.setBytes(2, fingerprint);
-            ps.setObject(3, timestamp(now));
-            ps.setObject(4, timestamp(now.plus(lease)));
-            ps.setString(5, lockTimeoutMillis);
+            bindAcquire(ps, storeKey, fingerprint, now, lease);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw new SQLException("acquire returned no row");
