@@ -22,7 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       release, renew) and {@code result} (ok, error);</li>
  *   <li>{@code idempotency.leases.taken-over}, {@code idempotency.leases.lost},
  *       {@code idempotency.completions.fenced} and {@code idempotency.completions.abandoned}
- *       (counters).</li>
+ *       (counters);</li>
+ *   <li>{@code idempotency.store.circuit} (counter), tag {@code transition}: opened, closed; and
+ *       {@code idempotency.store.circuit.open} (gauge), 1 while the circuit is open.</li>
  * </ul>
  */
 @Singleton

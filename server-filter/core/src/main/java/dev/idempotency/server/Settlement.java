@@ -5,10 +5,13 @@ import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;
+import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import static dev.idempotency.server.Report.LOG;
@@ -25,12 +28,18 @@ import static dev.idempotency.server.Report.LOG;
  * take over and these retries are fenced off. A release is awaited too (a retry right after a 5xx
  * runs again rather than meeting 409); when it fails the key stays locked until its lease
  * expires.
+ *
+ * <p>A completion that is given up (half the lease passed, or the application stopped with
+ * retries still pending) is counted ({@code idempotency.completions.abandoned}) and logged once
+ * at ERROR with the key's hash.
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 final class Settlement {
 
     private static final long FIRST_RETRY_MILLIS = 100;
+    /** What the ERROR line of a completion given up adds when the application is stopping. */
+    private static final String STOPPING = ", and the application is stopping, so it is not tried again";
     /** A settlement done at once; shared, since a completed stage never changes. */
     private static final CompletableFuture<Void> SETTLED = CompletableFuture.completedFuture(null);
 
@@ -41,6 +50,13 @@ final class Settlement {
     private final IdempotencyMetrics metrics;
     /** The configured release statuses, indexed by status: a load instead of a boxed set lookup. */
     private final boolean[] releaseStatuses;
+    /**
+     * Completion retries scheduled and not yet started. A retry runs only if it takes itself out
+     * first; {@link #close()} gives up the ones it takes out, so each is either tried or counted
+     * as abandoned, never both, whichever of this bean and the scheduler stops first.
+     */
+    private final Set<Lease> pendingRetries = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     Settlement(IdempotencyConfiguration config, IdempotencyStore store, StoreCalls calls,
                IdempotencyScheduler scheduler, IdempotencyMetrics metrics) {
@@ -106,24 +122,42 @@ final class Settlement {
 
     private void retryLater(Lease lease, StoredResponse stored, Duration retention, long delayMillis, long giveUpAt) {
         if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) > giveUpAt) {
-            metrics.completionAbandoned();
-            LOG.error("idempotency completion failed key={}: the result could not be stored (the response went"
-                + " out regardless, unless the caller's connection had closed); the key stays locked until its"
-                + " lease expires, then a retry runs the handler again", lease.key());
+            abandoned(lease, "");
             return;
         }
-        IdempotencyScheduler.Cancellable retry = scheduler.schedule(() -> tryComplete(lease, stored, retention)
-            .thenAccept(answered -> {
-                if (!answered) {
-                    retryLater(lease, stored, retention, delayMillis * 2, giveUpAt);
-                }
-            }), delayMillis, TimeUnit.MILLISECONDS);
-        if (retry == null) {
-            metrics.completionAbandoned();
-            LOG.error("idempotency completion failed key={}: the result could not be stored (the response went"
-                + " out regardless, unless the caller's connection had closed), and the application is stopping,"
-                + " so it is not tried again; the key stays locked until its lease expires, then a retry runs the"
-                + " handler again", lease.key());
+        pendingRetries.add(lease);
+        IdempotencyScheduler.Cancellable retry = scheduler.schedule(() -> {
+            if (pendingRetries.remove(lease)) {
+                tryComplete(lease, stored, retention).thenAccept(answered -> {
+                    if (!answered) {
+                        retryLater(lease, stored, retention, delayMillis * 2, giveUpAt);
+                    }
+                });
+            }
+        }, delayMillis, TimeUnit.MILLISECONDS);
+        // stopping: the scheduler no longer takes tasks, or this bean has given up its pending ones
+        // (perhaps before this one was among them); whoever takes it out reports it
+        if ((retry == null || closed) && pendingRetries.remove(lease)) {
+            abandoned(lease, STOPPING);
+        }
+    }
+
+    /** Counts and logs a completion given up; {@code why} is empty, or says that the application is stopping. */
+    private void abandoned(Lease lease, String why) {
+        metrics.completionAbandoned();
+        LOG.error("idempotency completion failed key={}: the result could not be stored (the response went out"
+            + " regardless, unless the caller's connection had closed){}; the key stays locked until its lease"
+            + " expires, then a retry runs the handler again", lease.key(), why);
+    }
+
+    /** Gives up the completion retries not started yet: the application is stopping. */
+    @PreDestroy
+    void close() {
+        closed = true;
+        for (Lease lease : pendingRetries) {
+            if (pendingRetries.remove(lease)) {
+                abandoned(lease, STOPPING);
+            }
         }
     }
 

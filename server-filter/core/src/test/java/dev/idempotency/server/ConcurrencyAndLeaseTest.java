@@ -174,6 +174,7 @@ class ConcurrencyAndLeaseTest {
         String body = "{\"id\":\"" + id + "\"}";
         double fencedBefore = count("idempotency.completions.fenced");
         double takenBefore = count("idempotency.leases.taken-over");
+        double abandonedBefore = count("idempotency.completions.abandoned");
         CountDownLatch gate = new CountDownLatch(1);
         api.gates.put(1, gate);
 
@@ -193,6 +194,8 @@ class ConcurrencyAndLeaseTest {
         assertThat(old.statusCode()).isEqualTo(201);
         assertThat(new String(old.body(), StandardCharsets.UTF_8)).contains("\"execution\":1");
         assertThat(count("idempotency.completions.fenced")).isEqualTo(fencedBefore + 1);
+        assertThat(count("idempotency.completions.abandoned")).as("fenced is an answer, not a failure")
+            .isEqualTo(abandonedBefore);
 
         java.net.http.HttpResponse<byte[]> replay = http.postJson("/race/orders", key, body);
         assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
