@@ -166,8 +166,8 @@ final class Settlement {
         return calls.timed("complete", () -> store.complete(lease.key().storeKey(), lease.token(), stored, retention))
             .handle((done, failure) -> {
                 if (failure != null) {
-                    LOG.warn("idempotency completion failed key={}, will retry: {}", lease.key(),
-                        StoreCalls.describe(failure));
+                    LOG.warn("idempotency completion failed key={} (retried with backoff for up to half the"
+                        + " lease): {}", lease.key(), StoreCalls.describe(failure));
                     return false;
                 }
                 if (!done) {

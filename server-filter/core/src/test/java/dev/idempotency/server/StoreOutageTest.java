@@ -266,6 +266,15 @@ class StoreOutageTest {
                 .doesNotContain(k.replace("\"", ""));
             assertThat(api.shortLease.get()).isEqualTo(before + 1);
             assertThat(meters.counter("idempotency.completions.abandoned").count()).isEqualTo(abandonedBefore + 1);
+            List<String> attempts;
+            synchronized (appender) {
+                attempts = appender.list.stream().filter(e -> e.getLevel() == Level.WARN)
+                    .map(ILoggingEvent::getFormattedMessage).filter(m -> m.startsWith("idempotency completion failed"))
+                    .toList();
+            }
+            assertThat(attempts).as("each failed attempt, the first and the retries").hasSizeGreaterThan(1)
+                .allMatch(m -> m.matches("idempotency completion failed key=[0-9a-f]{12} \\(retried with backoff for"
+                    + " up to half the lease\\): .*connection refused \\(simulated outage\\)"));
 
             store.completeDown = false;
             HttpResponse<byte[]> retry = null;
