@@ -59,42 +59,12 @@ class SettlementShutdownTest {
         }
     }
 
-    /** Metrics that count abandoned completions. */
-    private static final class Abandoned implements IdempotencyMetrics {
-        final AtomicInteger count = new AtomicInteger();
-
-        @Override
-        public void completionAbandoned() {
-            count.incrementAndGet();
-        }
-
-        @Override
-        public void outcome(Outcome outcome) {
-        }
-
-        @Override
-        public void storeLatency(String operation, long nanos, boolean failed) {
-        }
-
-        @Override
-        public void leaseTakenOver() {
-        }
-
-        @Override
-        public void completionFenced() {
-        }
-
-        @Override
-        public void leaseLost() {
-        }
-    }
-
     private static final StoredResponse STORED = new StoredResponse(201, Map.of(), new byte[] {'{', '}'}, false);
     /** Long enough that no retry is given up for the lease while a test runs. */
     private static final Duration LEASE = Duration.ofSeconds(60);
 
     private final DownStore store = new DownStore();
-    private final Abandoned metrics = new Abandoned();
+    private final RecordedMetrics metrics = new RecordedMetrics(false);
     private final IdempotencyScheduler scheduler = new IdempotencyScheduler();
     private final Settlement settlement = new Settlement(new IdempotencyConfigurationProperties(), store,
         new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics)), scheduler,
@@ -132,11 +102,11 @@ class SettlementShutdownTest {
         settlement.complete(lease("a".repeat(64)), STORED, Duration.ofHours(1)).get(5, TimeUnit.SECONDS);
         settlement.complete(lease("b".repeat(64)), STORED, Duration.ofHours(1)).get(5, TimeUnit.SECONDS);
         assertThat(store.completions).as("each tried once before the response").hasValue(2);
-        assertThat(metrics.count).hasValue(0);
+        assertThat(metrics.abandoned).hasValue(0);
 
         settlement.close();
 
-        assertThat(metrics.count).hasValue(2);
+        assertThat(metrics.abandoned).hasValue(2);
         assertThat(errors()).hasSize(2).allMatch(line -> line.matches("idempotency completion failed key=[0-9a-f]{12}:"
             + " the result could not be stored \\(the response went out regardless, unless the caller's connection"
             + " had closed\\), and the application is stopping, so it is not tried again; the key stays locked until"
@@ -144,7 +114,7 @@ class SettlementShutdownTest {
         Thread.sleep(400); // past the first retry's 100 ms, with the scheduler still running
         assertThat(store.completions).as("no retry ran after the settlement stopped").hasValue(2);
         settlement.close();
-        assertThat(metrics.count).as("a second close finds nothing pending").hasValue(2);
+        assertThat(metrics.abandoned).as("a second close finds nothing pending").hasValue(2);
     }
 
     @Test
@@ -155,11 +125,11 @@ class SettlementShutdownTest {
         scheduler.close();
         Thread.sleep(300);
         assertThat(store.completions).as("the stopped scheduler ran no retry").hasValue(1);
-        assertThat(metrics.count).hasValue(0);
+        assertThat(metrics.abandoned).hasValue(0);
 
         settlement.close();
 
-        assertThat(metrics.count).hasValue(1);
+        assertThat(metrics.abandoned).hasValue(1);
         assertThat(errors()).singleElement().asString().contains("the application is stopping");
     }
 
@@ -169,10 +139,10 @@ class SettlementShutdownTest {
         scheduler.close();
         settlement.complete(lease("d".repeat(64)), STORED, Duration.ofHours(1)).get(5, TimeUnit.SECONDS);
 
-        assertThat(metrics.count).hasValue(1);
+        assertThat(metrics.abandoned).hasValue(1);
         assertThat(errors()).singleElement().asString().contains("the application is stopping");
         settlement.close();
-        assertThat(metrics.count).hasValue(1);
+        assertThat(metrics.abandoned).hasValue(1);
         assertThat(errors()).hasSize(1);
     }
 
@@ -183,7 +153,7 @@ class SettlementShutdownTest {
         settlement.close();
         settlement.complete(lease("e".repeat(64)), STORED, Duration.ofHours(1)).get(5, TimeUnit.SECONDS);
 
-        assertThat(metrics.count).hasValue(1);
+        assertThat(metrics.abandoned).hasValue(1);
         assertThat(errors()).singleElement().asString().contains("the application is stopping");
         Thread.sleep(300);
         assertThat(store.completions).hasValue(1);

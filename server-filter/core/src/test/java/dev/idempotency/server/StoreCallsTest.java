@@ -6,7 +6,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -16,52 +15,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class StoreCallsTest {
 
-    /** Metrics that keep what they are told, and say whether they want store latencies at all. */
-    private static final class Recorded implements IdempotencyMetrics {
-        final boolean wanted;
-        final List<String> latencies = new ArrayList<>();
-
-        Recorded(boolean wanted) {
-            this.wanted = wanted;
-        }
-
-        @Override
-        public boolean recordsStoreLatency() {
-            return wanted;
-        }
-
-        @Override
-        public void storeLatency(String operation, long nanos, boolean failed) {
-            assertThat(nanos).isNotNegative();
-            latencies.add(operation + (failed ? "/error" : "/ok"));
-        }
-
-        @Override
-        public void outcome(Outcome outcome) {
-        }
-
-        @Override
-        public void leaseTakenOver() {
-        }
-
-        @Override
-        public void completionFenced() {
-        }
-
-        @Override
-        public void completionAbandoned() {
-        }
-
-        @Override
-        public void leaseLost() {
-        }
-    }
-
     @ParameterizedTest(name = "metrics recording latencies: {0}")
     @ValueSource(booleans = {true, false})
     @DisplayName("S22: store calls are timed when the metrics record latencies, and only then; failures become store failures either way")
     void timedOnlyWhenRecorded(boolean wanted) {
-        Recorded metrics = new Recorded(wanted);
+        RecordedMetrics metrics = new RecordedMetrics(wanted);
         StoreCalls calls = new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics));
 
         assertThat(calls.timed("acquire", () -> CompletableFuture.completedFuture("at once")).join()).isEqualTo("at once");
