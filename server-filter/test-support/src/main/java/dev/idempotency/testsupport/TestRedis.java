@@ -7,6 +7,7 @@ import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 
 import java.net.URI;
+import java.util.UUID;
 
 /**
  * The Redis the tests share (see ARCHITECTURE "Real services in tests"): the server at
@@ -23,6 +24,11 @@ public final class TestRedis {
     private static String shared;
 
     private TestRedis() {
+    }
+
+    /** @return a key prefix no other test run uses, for {@code test} to isolate its keys (and delete them) */
+    public static String uniquePrefix(String test) {
+        return "idempotency-test:" + test + ":" + UUID.randomUUID() + ":";
     }
 
     /** @return the URI of the shared test Redis, starting an embedded one when none answers */

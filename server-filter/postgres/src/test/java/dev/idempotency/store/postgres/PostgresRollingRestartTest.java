@@ -1,23 +1,19 @@
 package dev.idempotency.store.postgres;
 
 import dev.idempotency.store.tck.RollingRestartSuite;
-import dev.idempotency.testsupport.TestPostgres;
-import org.junit.jupiter.api.AfterAll;
+import dev.idempotency.testsupport.TestStore;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.Map;
 
 /** A rolling restart of two instances on one PostgreSQL schema: requests in flight finish through a graceful shutdown. */
 class PostgresRollingRestartTest extends RollingRestartSuite {
 
-    private static final String SCHEMA = TestPostgres.newSchema();
+    @RegisterExtension
+    static final TestStore STORE = TestStore.postgres();
 
     @Override
     protected Map<String, Object> storeProperties() {
-        return TestPostgres.properties(TestPostgres.server(), SCHEMA);
-    }
-
-    @AfterAll
-    static void dropSchema() {
-        TestPostgres.dropSchema(SCHEMA);
+        return STORE.properties();
     }
 }

@@ -1,10 +1,9 @@
 package dev.idempotency.store.postgres;
 
 import dev.idempotency.store.tck.NonBlockingFilterSuite;
-import dev.idempotency.testsupport.TestPostgres;
-import org.junit.jupiter.api.AfterAll;
+import dev.idempotency.testsupport.TestStore;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -13,18 +12,12 @@ import java.util.Map;
  */
 class PostgresTransactionalNonBlockingTest extends NonBlockingFilterSuite {
 
-    private static final String SCHEMA = TestPostgres.newSchema();
+    @RegisterExtension
+    static final TestStore STORE = TestStore.postgres().with("idempotency.transactional", "true")
+        .with("idempotency.store.postgres.lock-timeout", "200ms");
 
     @Override
     protected Map<String, Object> storeProperties() {
-        Map<String, Object> p = new HashMap<>(TestPostgres.properties(TestPostgres.server(), SCHEMA));
-        p.put("idempotency.transactional", "true");
-        p.put("idempotency.store.postgres.lock-timeout", "200ms");
-        return p;
-    }
-
-    @AfterAll
-    static void dropSchema() {
-        TestPostgres.dropSchema(SCHEMA);
+        return STORE.properties();
     }
 }

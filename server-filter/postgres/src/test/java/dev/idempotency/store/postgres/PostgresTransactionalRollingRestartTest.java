@@ -1,10 +1,9 @@
 package dev.idempotency.store.postgres;
 
 import dev.idempotency.store.tck.RollingRestartSuite;
-import dev.idempotency.testsupport.TestPostgres;
-import org.junit.jupiter.api.AfterAll;
+import dev.idempotency.testsupport.TestStore;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -14,22 +13,16 @@ import java.util.Map;
  */
 class PostgresTransactionalRollingRestartTest extends RollingRestartSuite {
 
-    private static final String SCHEMA = TestPostgres.newSchema();
+    @RegisterExtension
+    static final TestStore STORE = TestStore.postgres().with("idempotency.transactional", "true");
 
     @Override
     protected Map<String, Object> storeProperties() {
-        Map<String, Object> p = new HashMap<>(TestPostgres.properties(TestPostgres.server(), SCHEMA));
-        p.put("idempotency.transactional", "true");
-        return p;
+        return STORE.properties();
     }
 
     @Override
     protected boolean transactional() {
         return true;
-    }
-
-    @AfterAll
-    static void dropSchema() {
-        TestPostgres.dropSchema(SCHEMA);
     }
 }

@@ -35,7 +35,7 @@ class MultiInstanceTest {
 
     static final int REQUESTS = 32;
 
-    final String prefix = RedisKeys.uniquePrefix("multi");
+    final String prefix = TestRedis.uniquePrefix("multi");
     final List<ApplicationContext> apps = new ArrayList<>();
     final List<URI> bases = new ArrayList<>();
 

@@ -42,7 +42,7 @@ class RedisIdempotencyStoreContractTest extends IdempotencyStoreContractTest {
     @BeforeAll
     static void connect() {
         client = RedisClient.create(TestRedis.uri());
-        prefix = RedisKeys.uniquePrefix("contract");
+        prefix = TestRedis.uniquePrefix("contract");
     }
 
     @AfterAll

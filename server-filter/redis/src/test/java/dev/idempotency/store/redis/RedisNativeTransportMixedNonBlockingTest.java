@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedisNativeTransportMixedNonBlockingTest extends NonBlockingFilterSuite {
 
-    private static final String PREFIX = RedisKeys.uniquePrefix("native-mixed");
+    private static final String PREFIX = TestRedis.uniquePrefix("native-mixed");
 
     private StoreLog log;
 

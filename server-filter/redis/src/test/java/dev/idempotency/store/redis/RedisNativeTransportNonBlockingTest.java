@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedisNativeTransportNonBlockingTest extends NonBlockingFilterSuite {
 
-    private static final String PREFIX = RedisKeys.uniquePrefix("native-epoll");
+    private static final String PREFIX = TestRedis.uniquePrefix("native-epoll");
 
     @Override
     protected Map<String, Object> storeProperties() {

@@ -1,8 +1,8 @@
 package dev.idempotency.store.redis;
 
 import dev.idempotency.store.tck.NonBlockingFilterSuite;
-import dev.idempotency.testsupport.TestRedis;
-import org.junit.jupiter.api.AfterAll;
+import dev.idempotency.testsupport.TestStore;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.Map;
 
@@ -12,15 +12,11 @@ import java.util.Map;
  */
 class RedisNonBlockingTest extends NonBlockingFilterSuite {
 
-    private static final String PREFIX = RedisKeys.uniquePrefix("nonblocking");
+    @RegisterExtension
+    static final TestStore STORE = TestStore.redis("nonblocking");
 
     @Override
     protected Map<String, Object> storeProperties() {
-        return Map.of("redis.uri", TestRedis.uri(), "idempotency.store.redis.key-prefix", PREFIX);
-    }
-
-    @AfterAll
-    static void cleanUp() {
-        TestRedis.deleteKeys(PREFIX);
+        return STORE.properties();
     }
 }

@@ -32,7 +32,7 @@ class RedisStoreWiringTest {
     @Test
     @DisplayName("S17: with the module present the Redis store replaces the in-memory store, configured from idempotency.store.redis.*")
     void replacesInMemoryStore() {
-        String prefix = RedisKeys.uniquePrefix("wiring");
+        String prefix = TestRedis.uniquePrefix("wiring");
         try (ApplicationContext ctx = run(Map.of("redis.uri", TestRedis.uri(),
             "idempotency.store.redis.key-prefix", prefix,
             "idempotency.store.redis.command-timeout", "750ms",
@@ -71,7 +71,7 @@ class RedisStoreWiringTest {
     @Test
     @DisplayName("S17: idempotency.store.redis.server picks a named micronaut-redis server (redis.servers.<name>)")
     void namedServer() {
-        String prefix = RedisKeys.uniquePrefix("named");
+        String prefix = TestRedis.uniquePrefix("named");
         int closedPort = RedisServerProcess.freePort(false);
         try (ApplicationContext ctx = run(Map.of(
             "redis.uri", "redis://127.0.0.1:" + closedPort,

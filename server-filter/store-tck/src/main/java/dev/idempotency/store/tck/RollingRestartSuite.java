@@ -230,6 +230,13 @@ public abstract class RollingRestartSuite {
      * once the shared store, read through {@code other}, shows the key kept past the lease it was
      * acquired with (in transactional mode, which has no lease, at once: the open transaction holds it).
      */
+    /** {@code replay} is the stored answer of {@code done}, byte for byte. */
+    private static void assertReplayOf(HttpResponse<byte[]> replay, HttpResponse<byte[]> done) {
+        assertThat(replay.statusCode()).isEqualTo(done.statusCode());
+        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(replay.body()).isEqualTo(done.body());
+    }
+
     private Draining drainWhileHeld(Instance stopping, Instance other, String path, String key) throws Exception {
         CompletableFuture<HttpResponse<byte[]>> original = startHeld(stopping, path, key);
         String recordId = stopping.api().lastRecord;
@@ -258,9 +265,7 @@ public abstract class RollingRestartSuite {
         assertThat(Http.body(done)).contains("\"instance\":\"a\"");
 
         HttpResponse<byte[]> replay = next.http().postJson("/rr/orders", k, "{}");
-        assertThat(replay.statusCode()).isEqualTo(200);
-        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-        assertThat(replay.body()).isEqualTo(done.body());
+        assertReplayOf(replay, done);
         assertThat(executions(done)).isEqualTo(1);
         assertThat(record(next.store(), draining.recordId())).hasValueSatisfying(r -> {
             assertThat(r.state()).isEqualTo(RecordInfo.State.COMPLETED);
@@ -283,9 +288,7 @@ public abstract class RollingRestartSuite {
         HttpResponse<byte[]> done = original.get(10, TimeUnit.SECONDS);
         HttpResponse<byte[]> replay = waiting.get(10, TimeUnit.SECONDS);
         assertThat(done.statusCode()).isEqualTo(200);
-        assertThat(replay.statusCode()).isEqualTo(200);
-        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-        assertThat(replay.body()).isEqualTo(done.body());
+        assertReplayOf(replay, done);
         assertThat(executions(done)).isEqualTo(1);
         stopped.get(30, TimeUnit.SECONDS);
     }
@@ -301,8 +304,7 @@ public abstract class RollingRestartSuite {
         assertThat(Http.body(done)).contains("event 0 of 1", "event 2 of 1 on a");
 
         HttpResponse<byte[]> replay = next.http().postJson("/rr/events", k, "{}");
-        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-        assertThat(replay.body()).isEqualTo(done.body());
+        assertReplayOf(replay, done);
     }
 
     @Test
