@@ -27,7 +27,8 @@ import static dev.idempotency.server.Report.LOG;
  * its last renewal reached the store; when the store was down for longer, another request may
  * take over and these retries are fenced off. A release is awaited too (a retry right after a 5xx
  * runs again rather than meeting 409); when it fails the key stays locked until its lease
- * expires.
+ * expires. Both ERROR lines say so, and that the lease may have expired already: the renewals
+ * went to the same store.
  *
  * <p>A completion that is given up (half the lease passed, or the application stopped with
  * retries still pending) is counted ({@code idempotency.completions.abandoned}) and logged once
@@ -113,7 +114,8 @@ final class Settlement {
         return calls.timed("release", () -> store.release(lease.key().storeKey(), lease.token()))
             .handle((released, failure) -> {
                 if (failure != null) {
-                    LOG.error("idempotency release failed key={}: the key stays locked until its lease expires ({})",
+                    LOG.error("idempotency release failed key={} ({}): the key stays locked until its lease expires"
+                        + " (it may have already, if its renewals failed too)",
                         lease.key(), StoreCalls.describe(failure));
                 }
                 return null;
@@ -147,7 +149,8 @@ final class Settlement {
         metrics.completionAbandoned();
         LOG.error("idempotency completion failed key={}: the result could not be stored (the response went out"
             + " regardless, unless the caller's connection had closed){}; the key stays locked until its lease"
-            + " expires, then a retry runs the handler again", lease.key(), why);
+            + " expires (it may have already, if its renewals failed too), then a retry runs the handler again",
+            lease.key(), why);
     }
 
     /** Gives up the completion retries not started yet: the application is stopping. */

@@ -110,7 +110,8 @@ class SettlementShutdownTest {
         assertThat(errors()).hasSize(2).allMatch(line -> line.matches("idempotency completion failed key=[0-9a-f]{12}:"
             + " the result could not be stored \\(the response went out regardless, unless the caller's connection"
             + " had closed\\), and the application is stopping, so it is not tried again; the key stays locked until"
-            + " its lease expires, then a retry runs the handler again"));
+            + " its lease expires \\(it may have already, if its renewals failed too\\), then a retry runs the handler"
+            + " again"));
         Thread.sleep(400); // past the first retry's 100 ms, with the scheduler still running
         assertThat(store.completions).as("no retry ran after the settlement stopped").hasValue(2);
         settlement.close();

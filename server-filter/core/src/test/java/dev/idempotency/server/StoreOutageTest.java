@@ -17,9 +17,11 @@ import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Replaces;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.http.HttpStatus;
 import io.micronaut.http.annotation.Body;
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Post;
+import io.micronaut.http.exceptions.HttpStatusException;
 import io.micronaut.runtime.server.EmbeddedServer;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import jakarta.inject.Inject;
@@ -114,6 +116,7 @@ class StoreOutageTest {
         final AtomicInteger closed = new AtomicInteger();
         final AtomicInteger open = new AtomicInteger();
         final AtomicInteger shortLease = new AtomicInteger();
+        final AtomicInteger failing = new AtomicInteger();
 
         @Post("/closed")
         @Idempotent
@@ -125,6 +128,13 @@ class StoreOutageTest {
         @Idempotent(lease = "2s")
         Map<String, Object> shortLease(@Body Map<String, Object> body) {
             return Map.of("execution", shortLease.incrementAndGet());
+        }
+
+        @Post("/failing")
+        @Idempotent(lease = "2s")
+        Map<String, Object> failing(@Body Map<String, Object> body) {
+            failing.incrementAndGet();
+            throw new HttpStatusException(HttpStatus.SERVICE_UNAVAILABLE, "the downstream is down");
         }
 
         @Post("/open")
@@ -262,7 +272,8 @@ class StoreOutageTest {
             assertThat(givenUp.get(0).getFormattedMessage())
                 .matches("idempotency completion failed key=[0-9a-f]{12}: the result could not be stored \\(the"
                     + " response went out regardless, unless the caller's connection had closed\\); the key stays"
-                    + " locked until its lease expires, then a retry runs the handler again")
+                    + " locked until its lease expires \\(it may have already, if its renewals failed too\\), then"
+                    + " a retry runs the handler again")
                 .doesNotContain(k.replace("\"", ""));
             assertThat(api.shortLease.get()).isEqualTo(before + 1);
             assertThat(meters.counter("idempotency.completions.abandoned").count()).isEqualTo(abandonedBefore + 1);
@@ -295,10 +306,56 @@ class StoreOutageTest {
         }
     }
 
+    @Test
+    @DisplayName("S14/S19: a 5xx whose release the store fails is answered as it was, logged once at ERROR with the"
+        + " key's hash and what follows; the key stays locked until the lease ends, then a retry runs again")
+    void releaseFailureKeepsTheKeyUntilTheLeaseEnds() throws Exception {
+        Logger logger = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
+        ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        try {
+            store.completeDown = true;
+            String k = key();
+            int before = api.failing.get();
+            assertThat(http.postJson("/outage/failing", k, "{}").statusCode()).as("the handler's own answer")
+                .isEqualTo(503);
+            assertThat(api.failing.get()).isEqualTo(before + 1);
+            List<ILoggingEvent> failed = errors(appender, "idempotency release failed");
+            assertThat(failed).as("the release is awaited before the answer goes out").hasSize(1);
+            assertThat(failed.get(0).getFormattedMessage())
+                .matches("idempotency release failed key=[0-9a-f]{12} \\(.*connection refused \\(simulated"
+                    + " outage\\)\\): the key stays locked until its lease expires \\(it may have already, if its"
+                    + " renewals failed too\\)")
+                .doesNotContain(k.replace("\"", ""));
+
+            store.completeDown = false;
+            HttpResponse<byte[]> locked = http.postJson("/outage/failing", k, "{}");
+            assertThat(locked.statusCode()).as("the record could not be removed: still in progress").isEqualTo(409);
+            assertThat(api.failing.get()).isEqualTo(before + 1);
+
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            HttpResponse<byte[]> retry = locked;
+            while (retry.statusCode() == 409 && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+                retry = http.postJson("/outage/failing", k, "{}");
+            }
+            assertThat(retry.statusCode()).as("once the lease ends a retry runs the handler again").isEqualTo(503);
+            assertThat(api.failing.get()).isEqualTo(before + 2);
+            assertThat(errors(appender, "idempotency release failed")).as("the store answered this time").hasSize(1);
+        } finally {
+            logger.detachAppender(appender);
+        }
+    }
+
     private static List<ILoggingEvent> errors(ListAppender<ILoggingEvent> appender) {
+        return errors(appender, "idempotency completion failed");
+    }
+
+    private static List<ILoggingEvent> errors(ListAppender<ILoggingEvent> appender, String prefix) {
         synchronized (appender) { // appends hold the appender's lock
             return appender.list.stream().filter(e -> e.getLevel() == Level.ERROR
-                && e.getMessage().startsWith("idempotency completion failed")).toList();
+                && e.getMessage().startsWith(prefix)).toList();
         }
     }
 }
