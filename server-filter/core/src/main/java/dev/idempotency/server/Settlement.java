@@ -1,6 +1,8 @@
 package dev.idempotency.server;
 
 import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.RecordInfo;
+import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.HttpRequest;
@@ -9,6 +11,7 @@ import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,6 +32,12 @@ import static dev.idempotency.server.Report.LOG;
  * runs again rather than meeting 409); when it fails the key stays locked until its lease
  * expires. Both ERROR lines say so, and that the lease may have expired already: the renewals
  * went to the same store.
+ *
+ * <p>A completion refused because the lease was taken over is counted as fenced
+ * ({@code idempotency.completions.fenced}). A retried one that finds no in-progress record with
+ * its token reads the record first (when the store offers {@link StoreInspection}): if the
+ * record is completed with its own token, an earlier attempt stored the result and only the
+ * store's answer was lost, which is not a takeover.
  *
  * <p>A completion that is given up (half the lease passed, or the application stopped with
  * retries still pending) is counted ({@code idempotency.completions.abandoned}) and logged once
@@ -90,7 +99,7 @@ final class Settlement {
      * @return completes (never exceptionally) once the first attempt got an answer or failed
      */
     CompletableFuture<Void> complete(Lease lease, StoredResponse stored, Duration retention) {
-        CompletableFuture<Boolean> first = tryComplete(lease, stored, retention);
+        CompletableFuture<Boolean> first = tryComplete(lease, stored, retention, false);
         if (first.isDone()) { // a store that answers at once (in memory): no stage for the step
             retryUnlessAnswered(first.getNow(Boolean.FALSE), lease, stored, retention); // never fails: see tryComplete
             return SETTLED;
@@ -130,7 +139,7 @@ final class Settlement {
         pendingRetries.add(lease);
         IdempotencyScheduler.Cancellable retry = scheduler.schedule(() -> {
             if (pendingRetries.remove(lease)) {
-                tryComplete(lease, stored, retention).thenAccept(answered -> {
+                tryComplete(lease, stored, retention, true).thenAccept(answered -> {
                     if (!answered) {
                         retryLater(lease, stored, retention, delayMillis * 2, giveUpAt);
                     }
@@ -164,8 +173,12 @@ final class Settlement {
         }
     }
 
-    /** @return {@code true} when the store answered (stored or fenced), {@code false} when it failed */
-    private CompletableFuture<Boolean> tryComplete(Lease lease, StoredResponse stored, Duration retention) {
+    /**
+     * @param retry whether an attempt before this one failed
+     * @return {@code true} when the store answered (stored or fenced), {@code false} when it failed
+     */
+    private CompletableFuture<Boolean> tryComplete(Lease lease, StoredResponse stored, Duration retention,
+                                                   boolean retry) {
         return calls.timed("complete", () -> store.complete(lease.key().storeKey(), lease.token(), stored, retention))
             .handle((done, failure) -> {
                 if (failure != null) {
@@ -174,11 +187,44 @@ final class Settlement {
                     return false;
                 }
                 if (!done) {
-                    metrics.completionFenced();
-                    LOG.warn("idempotency completion fenced key={}: the lease was taken over by a later request,"
-                        + " whose result stands", lease.key());
+                    if (retry && store instanceof StoreInspection inspection) {
+                        fencedUnlessStoredEarlier(inspection, lease);
+                    } else {
+                        fenced(lease);
+                    }
                 }
                 return true;
             });
+    }
+
+    /**
+     * A retry found no in-progress record with its token. Either the lease was taken over, or an
+     * earlier attempt did store the result and only its answer was lost (a timeout, a connection
+     * that dropped after the write): the record tells which, so that a lost answer is not
+     * reported as a takeover. When the record cannot be read, it counts as fenced, the report
+     * that asks an operator to look.
+     */
+    private void fencedUnlessStoredEarlier(StoreInspection inspection, Lease lease) {
+        CompletableFuture<Optional<RecordInfo>> found;
+        try {
+            found = inspection.find(lease.key().storeKey()).toCompletableFuture();
+        } catch (RuntimeException e) {
+            found = CompletableFuture.failedFuture(e);
+        }
+        found.whenComplete((record, failure) -> {
+            if (failure == null && record.isPresent() && record.get().state() == RecordInfo.State.COMPLETED
+                && record.get().fencingToken() == lease.token()) {
+                LOG.info("idempotency completion of key={} had been stored by an earlier attempt whose answer was"
+                    + " lost", lease.key());
+            } else {
+                fenced(lease);
+            }
+        });
+    }
+
+    private void fenced(Lease lease) {
+        metrics.completionFenced();
+        LOG.warn("idempotency completion fenced key={}: the lease was taken over by a later request, whose result"
+            + " stands", lease.key());
     }
 }

@@ -9,13 +9,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Metrics for unit tests without Micrometer: they keep the store latencies they are told (when
- * they say they want them) and count abandoned completions.
+ * they say they want them) and count abandoned and fenced completions.
  */
 final class RecordedMetrics implements IdempotencyMetrics {
     final boolean wantsLatencies;
     /** {@code operation/ok} or {@code operation/error}, in order. */
     final List<String> latencies = Collections.synchronizedList(new ArrayList<>());
     final AtomicInteger abandoned = new AtomicInteger();
+    final AtomicInteger fenced = new AtomicInteger();
 
     RecordedMetrics(boolean wantsLatencies) {
         this.wantsLatencies = wantsLatencies;
@@ -47,6 +48,7 @@ final class RecordedMetrics implements IdempotencyMetrics {
 
     @Override
     public void completionFenced() {
+        fenced.incrementAndGet();
     }
 
     @Override

@@ -1,0 +1,206 @@
+package dev.idempotency.server;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.IdempotencyStoreException;
+import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.RecordCounts;
+import dev.idempotency.server.store.RecordInfo;
+import dev.idempotency.server.store.StoreInspection;
+import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.testsupport.MutableClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A completion retried after a failed attempt (S12, S22) finds no in-progress record with its
+ * token either because the lease was taken over meanwhile or because the failed attempt had in
+ * fact stored the result and only its answer was lost. Only the first is a fenced completion.
+ */
+class CompletionRetryTest {
+
+    /** The in-memory store, whose completions can be refused, or can write and then lose their answer. */
+    private static final class FlakyStore implements IdempotencyStore, StoreInspection {
+        final InMemoryIdempotencyStore delegate;
+        volatile boolean refuseWrites;
+        final AtomicInteger answersToLose = new AtomicInteger();
+
+        FlakyStore(InMemoryIdempotencyStore delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
+            return delegate.acquire(storeKey, fingerprint, lease);
+        }
+
+        @Override
+        public CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response,
+                                                 Duration retention) {
+            if (refuseWrites) {
+                return CompletableFuture.failedFuture(new IdempotencyStoreException("connection refused (simulated)"));
+            }
+            CompletionStage<Boolean> written = delegate.complete(storeKey, fencingToken, response, retention);
+            if (answersToLose.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                return written.thenCompose(stored -> CompletableFuture.failedFuture(
+                    new IdempotencyStoreException("command timed out after it was written (simulated)")));
+            }
+            return written;
+        }
+
+        @Override
+        public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
+            return delegate.release(storeKey, fencingToken);
+        }
+
+        @Override
+        public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
+            return delegate.renew(storeKey, fencingToken, lease);
+        }
+
+        @Override
+        public CompletionStage<RecordCounts> counts() {
+            return delegate.counts();
+        }
+
+        @Override
+        public CompletionStage<List<RecordInfo>> inProgressStartedBefore(Instant startedBefore, int limit) {
+            return delegate.inProgressStartedBefore(startedBefore, limit);
+        }
+
+        @Override
+        public CompletionStage<Optional<RecordInfo>> find(String storeKey) {
+            return delegate.find(storeKey);
+        }
+    }
+
+    private static final byte[] FINGERPRINT = {1, 2, 3};
+    /** Long enough that no retry is given up while a test runs (half of it, on the real clock). */
+    private static final Duration LEASE = Duration.ofSeconds(60);
+    private static final Duration RETENTION = Duration.ofHours(1);
+    private static final StoredResponse STORED = new StoredResponse(201, Map.of(), new byte[] {'{', '}'}, false);
+    private static final StoredResponse NEWER = new StoredResponse(200, Map.of(), new byte[] {'[', ']'}, false);
+
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-11-27T10:00:00Z"));
+    private final FlakyStore store = new FlakyStore(new InMemoryIdempotencyStore(clock, 1000));
+    private final RecordedMetrics metrics = new RecordedMetrics(false);
+    private final IdempotencyScheduler scheduler = new IdempotencyScheduler();
+    private final Settlement settlement = new Settlement(new IdempotencyConfigurationProperties(), store,
+        new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics)), scheduler,
+        metrics);
+    private final Logger logger = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
+    private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
+
+    private Level configuredLevel;
+
+    @BeforeEach
+    void capture() {
+        configuredLevel = logger.getLevel();
+        logger.setLevel(Level.INFO); // the tests' logging configuration stops at WARN
+        appender.start();
+        logger.addAppender(appender);
+    }
+
+    @AfterEach
+    void release() {
+        logger.detachAppender(appender);
+        logger.setLevel(configuredLevel);
+        settlement.close();
+        scheduler.close();
+    }
+
+    private static String newStoreKey() {
+        byte[] digest = new byte[32];
+        ThreadLocalRandom.current().nextBytes(digest);
+        return HexFormat.of().formatHex(digest);
+    }
+
+    private AcquireResult.Acquired acquire(String storeKey) throws Exception {
+        AcquireResult result = store.acquire(storeKey, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS);
+        assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
+        return (AcquireResult.Acquired) result;
+    }
+
+    private List<String> lines(Level level, String prefix) {
+        synchronized (appender) { // appends hold the appender's lock
+            return appender.list.stream().filter(e -> e.getLevel() == level)
+                .map(ILoggingEvent::getFormattedMessage).filter(m -> m.startsWith(prefix)).toList();
+        }
+    }
+
+    private static void await(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(condition.getAsBoolean()).as("within 5 s").isTrue();
+    }
+
+    @Test
+    @DisplayName("S12/S22: a result stored by an attempt whose answer was lost is recognised by the retry that"
+        + " finds it: logged at INFO, not counted as fenced, and replayed")
+    void lostAnswerIsNotATakeover() throws Exception {
+        String key = newStoreKey();
+        long token = acquire(key).fencingToken();
+        store.answersToLose.set(1);
+
+        settlement.complete(new Lease(new RecordKey(key), token, LEASE), STORED, RETENTION).get(5, TimeUnit.SECONDS);
+
+        await(() -> !lines(Level.INFO, "idempotency completion of key=").isEmpty());
+        assertThat(lines(Level.INFO, "idempotency completion of key=")).containsExactly("idempotency completion of key="
+            + key.substring(0, 12) + " had been stored by an earlier attempt whose answer was lost");
+        assertThat(lines(Level.WARN, "idempotency completion failed")).as("the first attempt's failure").hasSize(1);
+        assertThat(lines(Level.WARN, "idempotency completion fenced")).isEmpty();
+        assertThat(metrics.fenced).hasValue(0);
+        assertThat(metrics.abandoned).hasValue(0);
+        assertThat(store.acquire(key, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS))
+            .isEqualTo(new AcquireResult.Replay(STORED));
+    }
+
+    @Test
+    @DisplayName("S12/S22: a retried completion whose lease was taken over meanwhile is counted as fenced and"
+        + " logged; the newer holder's result stands")
+    void takeoverDuringRetriesIsFenced() throws Exception {
+        String key = newStoreKey();
+        long token = acquire(key).fencingToken();
+        store.refuseWrites = true;
+
+        settlement.complete(new Lease(new RecordKey(key), token, LEASE), STORED, RETENTION).get(5, TimeUnit.SECONDS);
+        clock.advance(LEASE.plusSeconds(1));
+        AcquireResult.Acquired newer = acquire(key);
+        assertThat(newer.takeover()).isTrue();
+        store.refuseWrites = false; // the next retry reaches the store
+
+        await(() -> metrics.fenced.get() == 1);
+        assertThat(lines(Level.WARN, "idempotency completion fenced")).containsExactly("idempotency completion fenced"
+            + " key=" + key.substring(0, 12) + ": the lease was taken over by a later request, whose result stands");
+        assertThat(lines(Level.INFO, "idempotency completion of key=")).isEmpty();
+        assertThat(metrics.abandoned).hasValue(0);
+        assertThat(store.complete(key, newer.fencingToken(), NEWER, RETENTION).toCompletableFuture()
+            .get(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(store.acquire(key, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS))
+            .isEqualTo(new AcquireResult.Replay(NEWER));
+    }
+}
