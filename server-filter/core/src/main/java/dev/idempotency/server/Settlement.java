@@ -11,7 +11,6 @@ import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
 import java.time.Duration;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,14 +29,14 @@ import static dev.idempotency.server.Report.LOG;
  * its last renewal reached the store; when the store was down for longer, another request may
  * take over and these retries are fenced off. A release is awaited too (a retry right after a 5xx
  * runs again rather than meeting 409); when it fails the key stays locked until its lease
- * expires. Both ERROR lines say so, and that the lease may have expired already: the renewals
- * went to the same store.
+ * expires, unless the store removed it before its answer was lost. Both ERROR lines say so,
+ * and that the lease may have expired already: the renewals went to the same store.
  *
- * <p>A completion refused because the lease was taken over is counted as fenced
- * ({@code idempotency.completions.fenced}). A retried one that finds no in-progress record with
- * its token reads the record first (when the store offers {@link StoreInspection}): if the
- * record is completed with its own token, an earlier attempt stored the result and only the
- * store's answer was lost, which is not a takeover.
+ * <p>A completion the store refuses (no in-progress record with the lease's token) is counted
+ * as fenced ({@code idempotency.completions.fenced}) and logged with what the record shows,
+ * when the store offers {@link StoreInspection}: taken over, gone, or unreadable. A record
+ * completed with the lease's own token is no takeover but an earlier attempt whose answer was
+ * lost after the write; it is logged at INFO and not counted.
  *
  * <p>A completion that is given up (half the lease passed, or the application stopped with
  * retries still pending) is counted ({@code idempotency.completions.abandoned}) and logged once
@@ -99,7 +98,7 @@ final class Settlement {
      * @return completes (never exceptionally) once the first attempt got an answer or failed
      */
     CompletableFuture<Void> complete(Lease lease, StoredResponse stored, Duration retention) {
-        CompletableFuture<Boolean> first = tryComplete(lease, stored, retention, false);
+        CompletableFuture<Boolean> first = tryComplete(lease, stored, retention);
         if (first.isDone()) { // a store that answers at once (in memory): no stage for the step
             retryUnlessAnswered(first.getNow(Boolean.FALSE), lease, stored, retention); // never fails: see tryComplete
             return SETTLED;
@@ -123,8 +122,8 @@ final class Settlement {
         return calls.timed("release", () -> store.release(lease.key().storeKey(), lease.token()))
             .handle((released, failure) -> {
                 if (failure != null) {
-                    LOG.error("idempotency release failed key={} ({}): the key stays locked until its lease expires"
-                        + " (it may have already, if its renewals failed too)",
+                    LOG.error("idempotency release failed key={} ({}): the key may stay locked until its lease"
+                        + " expires (it may have already, if its renewals failed too)",
                         lease.key(), StoreCalls.describe(failure));
                 }
                 return null;
@@ -139,7 +138,7 @@ final class Settlement {
         pendingRetries.add(lease);
         IdempotencyScheduler.Cancellable retry = scheduler.schedule(() -> {
             if (pendingRetries.remove(lease)) {
-                tryComplete(lease, stored, retention, true).thenAccept(answered -> {
+                tryComplete(lease, stored, retention).thenAccept(answered -> {
                     if (!answered) {
                         retryLater(lease, stored, retention, delayMillis * 2, giveUpAt);
                     }
@@ -173,12 +172,8 @@ final class Settlement {
         }
     }
 
-    /**
-     * @param retry whether an attempt before this one failed
-     * @return {@code true} when the store answered (stored or fenced), {@code false} when it failed
-     */
-    private CompletableFuture<Boolean> tryComplete(Lease lease, StoredResponse stored, Duration retention,
-                                                   boolean retry) {
+    /** @return {@code true} when the store answered (stored or fenced), {@code false} when it failed */
+    private CompletableFuture<Boolean> tryComplete(Lease lease, StoredResponse stored, Duration retention) {
         return calls.timed("complete", () -> store.complete(lease.key().storeKey(), lease.token(), stored, retention))
             .handle((done, failure) -> {
                 if (failure != null) {
@@ -187,44 +182,52 @@ final class Settlement {
                     return false;
                 }
                 if (!done) {
-                    if (retry && store instanceof StoreInspection inspection) {
-                        fencedUnlessStoredEarlier(inspection, lease);
-                    } else {
-                        fenced(lease);
-                    }
+                    fencedUnlessStoredEarlier(lease);
                 }
                 return true;
             });
     }
 
     /**
-     * A retry found no in-progress record with its token. Either the lease was taken over, or an
-     * earlier attempt did store the result and only its answer was lost (a timeout, a connection
-     * that dropped after the write): the record tells which, so that a lost answer is not
-     * reported as a takeover. When the record cannot be read, it counts as fenced, the report
-     * that asks an operator to look.
+     * The store found no in-progress record with the lease's token. Usually the lease was taken
+     * over; but an attempt whose answer was lost after the store wrote it (a timeout; a command
+     * that a reconnecting client may send again) leaves the record completed with this very
+     * token, which is no takeover. When the store offers {@link StoreInspection} the record tells
+     * which, and what else happened to it; the check runs only after a refusal, never on the way
+     * to the response. Everything but the lost answer is counted as fenced, the report that asks
+     * an operator to look.
      */
-    private void fencedUnlessStoredEarlier(StoreInspection inspection, Lease lease) {
-        CompletableFuture<Optional<RecordInfo>> found;
-        try {
-            found = inspection.find(lease.key().storeKey()).toCompletableFuture();
-        } catch (RuntimeException e) {
-            found = CompletableFuture.failedFuture(e);
+    private void fencedUnlessStoredEarlier(Lease lease) {
+        if (!(store instanceof StoreInspection inspection)) {
+            fenced(lease, "the lease no longer matches: a later request took it over, or the record is gone");
+            return;
         }
-        found.whenComplete((record, failure) -> {
-            if (failure == null && record.isPresent() && record.get().state() == RecordInfo.State.COMPLETED
-                && record.get().fencingToken() == lease.token()) {
-                LOG.info("idempotency completion of key={} had been stored by an earlier attempt whose answer was"
-                    + " lost", lease.key());
-            } else {
-                fenced(lease);
-            }
-        });
+        calls.timed("find", () -> inspection.find(lease.key().storeKey()))
+            .orTimeout(lease.duration().toMillis(), TimeUnit.MILLISECONDS)
+            .whenComplete((found, failure) -> {
+                if (failure != null || found == null) {
+                    fenced(lease, "the lease no longer matches, and the record could not be read to tell why ("
+                        + (failure == null ? "no answer" : StoreCalls.describe(failure)) + ")");
+                    return;
+                }
+                RecordInfo record = found.orElse(null);
+                if (record == null || record.state() == RecordInfo.State.RELEASED) {
+                    fenced(lease, "the record is gone (released, purged or expired), so a retry runs the operation"
+                        + " again");
+                } else if (record.fencingToken() != lease.token()) {
+                    fenced(lease, "the lease was taken over by a later request, whose result stands");
+                } else if (record.state() == RecordInfo.State.COMPLETED) {
+                    LOG.info("idempotency completion of key={} had been stored by an earlier attempt whose answer"
+                        + " was lost", lease.key());
+                } else {
+                    fenced(lease, "the store refused it although the record is still in progress with this"
+                        + " request's token");
+                }
+            });
     }
 
-    private void fenced(Lease lease) {
+    private void fenced(Lease lease, String why) {
         metrics.completionFenced();
-        LOG.warn("idempotency completion fenced key={}: the lease was taken over by a later request, whose result"
-            + " stands", lease.key());
+        LOG.warn("idempotency completion fenced key={}: {}", lease.key(), why);
     }
 }

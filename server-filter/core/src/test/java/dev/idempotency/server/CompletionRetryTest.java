@@ -45,7 +45,11 @@ class CompletionRetryTest {
     private static final class FlakyStore implements IdempotencyStore, StoreInspection {
         final InMemoryIdempotencyStore delegate;
         volatile boolean refuseWrites;
+        volatile boolean findFails;
+        /** Completions whose stage fails after the write, as after a timeout. */
         final AtomicInteger answersToLose = new AtomicInteger();
+        /** Completions sent twice, answered with the second answer, as a reconnecting client resends one. */
+        final AtomicInteger resends = new AtomicInteger();
 
         FlakyStore(InMemoryIdempotencyStore delegate) {
             this.delegate = delegate;
@@ -63,6 +67,9 @@ class CompletionRetryTest {
                 return CompletableFuture.failedFuture(new IdempotencyStoreException("connection refused (simulated)"));
             }
             CompletionStage<Boolean> written = delegate.complete(storeKey, fencingToken, response, retention);
+            if (resends.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                written = written.thenCompose(first -> delegate.complete(storeKey, fencingToken, response, retention));
+            }
             if (answersToLose.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 return written.thenCompose(stored -> CompletableFuture.failedFuture(
                     new IdempotencyStoreException("command timed out after it was written (simulated)")));
@@ -92,6 +99,9 @@ class CompletionRetryTest {
 
         @Override
         public CompletionStage<Optional<RecordInfo>> find(String storeKey) {
+            if (findFails) {
+                return CompletableFuture.failedFuture(new IdempotencyStoreException("connection reset (simulated)"));
+            }
             return delegate.find(storeKey);
         }
     }
@@ -150,12 +160,41 @@ class CompletionRetryTest {
         }
     }
 
+    /** Polls {@code condition}; a fenced completion's line is written after its count, so awaiting the line suffices. */
     private static void await(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
         assertThat(condition.getAsBoolean()).as("within 5 s").isTrue();
+    }
+
+    private Lease lease(String key, long token) {
+        return new Lease(new RecordKey(key), token, LEASE);
+    }
+
+    private String fencedLine(String key, String why) {
+        return "idempotency completion fenced key=" + key.substring(0, 12) + ": " + why;
+    }
+
+    private AcquireResult replayOf(String key) throws Exception {
+        return store.acquire(key, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Acquires {@code key}, fails the completion's first attempt without writing, and lets the
+     * lease run out on the store's clock, so {@code meanwhile} can act before the retry.
+     */
+    private void failFirstAttemptThenLetLeaseEnd(String key, long token, RunMeanwhile meanwhile) throws Exception {
+        store.refuseWrites = true;
+        settlement.complete(lease(key, token), STORED, RETENTION).get(5, TimeUnit.SECONDS);
+        clock.advance(LEASE.plusSeconds(1));
+        meanwhile.run();
+        store.refuseWrites = false; // the next retry (100 ms, 200 ms after...) reaches the store
+    }
+
+    private interface RunMeanwhile {
+        void run() throws Exception;
     }
 
     @Test
@@ -166,7 +205,7 @@ class CompletionRetryTest {
         long token = acquire(key).fencingToken();
         store.answersToLose.set(1);
 
-        settlement.complete(new Lease(new RecordKey(key), token, LEASE), STORED, RETENTION).get(5, TimeUnit.SECONDS);
+        settlement.complete(lease(key, token), STORED, RETENTION).get(5, TimeUnit.SECONDS);
 
         await(() -> !lines(Level.INFO, "idempotency completion of key=").isEmpty());
         assertThat(lines(Level.INFO, "idempotency completion of key=")).containsExactly("idempotency completion of key="
@@ -175,8 +214,23 @@ class CompletionRetryTest {
         assertThat(lines(Level.WARN, "idempotency completion fenced")).isEmpty();
         assertThat(metrics.fenced).hasValue(0);
         assertThat(metrics.abandoned).hasValue(0);
-        assertThat(store.acquire(key, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS))
-            .isEqualTo(new AcquireResult.Replay(STORED));
+        assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(STORED));
+    }
+
+    @Test
+    @DisplayName("S12/S22: a first attempt refused because a resent command had already stored it (a client that"
+        + " reconnected) is not counted as fenced either")
+    void resentCompletionIsNotATakeover() throws Exception {
+        String key = newStoreKey();
+        long token = acquire(key).fencingToken();
+        store.resends.set(1);
+
+        settlement.complete(lease(key, token), STORED, RETENTION).get(5, TimeUnit.SECONDS);
+
+        assertThat(lines(Level.INFO, "idempotency completion of key=")).hasSize(1);
+        assertThat(lines(Level.WARN, "idempotency completion")).isEmpty();
+        assertThat(metrics.fenced).hasValue(0);
+        assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(STORED));
     }
 
     @Test
@@ -185,22 +239,70 @@ class CompletionRetryTest {
     void takeoverDuringRetriesIsFenced() throws Exception {
         String key = newStoreKey();
         long token = acquire(key).fencingToken();
-        store.refuseWrites = true;
+        AcquireResult.Acquired[] newer = new AcquireResult.Acquired[1];
+        failFirstAttemptThenLetLeaseEnd(key, token, () -> newer[0] = acquire(key));
+        assertThat(newer[0].takeover()).isTrue();
 
-        settlement.complete(new Lease(new RecordKey(key), token, LEASE), STORED, RETENTION).get(5, TimeUnit.SECONDS);
-        clock.advance(LEASE.plusSeconds(1));
-        AcquireResult.Acquired newer = acquire(key);
-        assertThat(newer.takeover()).isTrue();
-        store.refuseWrites = false; // the next retry reaches the store
-
-        await(() -> metrics.fenced.get() == 1);
-        assertThat(lines(Level.WARN, "idempotency completion fenced")).containsExactly("idempotency completion fenced"
-            + " key=" + key.substring(0, 12) + ": the lease was taken over by a later request, whose result stands");
+        await(() -> !lines(Level.WARN, "idempotency completion fenced").isEmpty());
+        assertThat(lines(Level.WARN, "idempotency completion fenced"))
+            .containsExactly(fencedLine(key, "the lease was taken over by a later request, whose result stands"));
+        assertThat(metrics.fenced).hasValue(1);
         assertThat(lines(Level.INFO, "idempotency completion of key=")).isEmpty();
         assertThat(metrics.abandoned).hasValue(0);
-        assertThat(store.complete(key, newer.fencingToken(), NEWER, RETENTION).toCompletableFuture()
+        assertThat(store.complete(key, newer[0].fencingToken(), NEWER, RETENTION).toCompletableFuture()
             .get(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(store.acquire(key, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS))
-            .isEqualTo(new AcquireResult.Replay(NEWER));
+        assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(NEWER));
+    }
+
+    @Test
+    @DisplayName("S12/S22: a retry that finds the record completed by a later holder (another token) is fenced,"
+        + " not taken for its own lost answer")
+    void laterHolderCompletedFirstIsFenced() throws Exception {
+        String key = newStoreKey();
+        long token = acquire(key).fencingToken();
+        failFirstAttemptThenLetLeaseEnd(key, token, () -> {
+            long newer = acquire(key).fencingToken();
+            assertThat(store.delegate.complete(key, newer, NEWER, RETENTION).toCompletableFuture()
+                .get(5, TimeUnit.SECONDS)).isTrue();
+        });
+
+        await(() -> !lines(Level.WARN, "idempotency completion fenced").isEmpty());
+        assertThat(lines(Level.WARN, "idempotency completion fenced"))
+            .containsExactly(fencedLine(key, "the lease was taken over by a later request, whose result stands"));
+        assertThat(metrics.fenced).hasValue(1);
+        assertThat(lines(Level.INFO, "idempotency completion of key=")).isEmpty();
+        assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(NEWER));
+    }
+
+    @Test
+    @DisplayName("S12/S22: a retry that finds no record (its expired lease purged) is fenced and says the record"
+        + " is gone")
+    void goneRecordIsFencedAndSaysSo() throws Exception {
+        String key = newStoreKey();
+        long token = acquire(key).fencingToken();
+        failFirstAttemptThenLetLeaseEnd(key, token, () -> assertThat(store.delegate.purgeExpired()).isEqualTo(1));
+
+        await(() -> !lines(Level.WARN, "idempotency completion fenced").isEmpty());
+        assertThat(lines(Level.WARN, "idempotency completion fenced")).containsExactly(fencedLine(key,
+            "the record is gone (released, purged or expired), so a retry runs the operation again"));
+        assertThat(metrics.fenced).hasValue(1);
+    }
+
+    @Test
+    @DisplayName("S12/S22: when the record cannot be read, the refusal is counted as fenced and the line says why"
+        + " it could not tell")
+    void unreadableRecordIsFenced() throws Exception {
+        String key = newStoreKey();
+        long token = acquire(key).fencingToken();
+        failFirstAttemptThenLetLeaseEnd(key, token, () -> {
+            acquire(key); // taken over, but the record cannot be read to show it
+            store.findFails = true;
+        });
+
+        await(() -> !lines(Level.WARN, "idempotency completion fenced").isEmpty());
+        assertThat(lines(Level.WARN, "idempotency completion fenced")).singleElement().asString()
+            .startsWith(fencedLine(key, "the lease no longer matches, and the record could not be read to tell why ("))
+            .contains("connection reset (simulated)");
+        assertThat(metrics.fenced).hasValue(1);
     }
 }
