@@ -1,9 +1,6 @@
 package dev.idempotency.server;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
@@ -14,10 +11,9 @@ import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.testsupport.MutableClock;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -117,26 +113,12 @@ class CompletionRetryTest {
     private final FlakyStore store = new FlakyStore(new InMemoryIdempotencyStore(clock, 1000));
     private final RecordedMetrics metrics = new RecordedMetrics(false);
     private final IdempotencyScheduler scheduler = new IdempotencyScheduler();
-    private final Settlement settlement = new Settlement(new IdempotencyConfigurationProperties(), store,
-        new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics)), scheduler,
-        metrics);
-    private final Logger logger = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
-    private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
-
-    private Level configuredLevel;
-
-    @BeforeEach
-    void capture() {
-        configuredLevel = logger.getLevel();
-        logger.setLevel(Level.INFO); // the tests' logging configuration stops at WARN
-        appender.start();
-        logger.addAppender(appender);
-    }
+    private final Settlement settlement = metrics.settlement(store, scheduler);
+    @RegisterExtension
+    final FilterLog log = new FilterLog(Level.INFO);
 
     @AfterEach
-    void release() {
-        logger.detachAppender(appender);
-        logger.setLevel(configuredLevel);
+    void stop() {
         settlement.close();
         scheduler.close();
     }
@@ -148,19 +130,13 @@ class CompletionRetryTest {
     }
 
     private AcquireResult.Acquired acquire(String storeKey) throws Exception {
-        AcquireResult result = store.acquire(storeKey, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS);
+        AcquireResult result = store.acquire(storeKey, FINGERPRINT, LEASE).toCompletableFuture()
+            .get(5, TimeUnit.SECONDS);
         assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
         return (AcquireResult.Acquired) result;
     }
 
-    private List<String> lines(Level level, String prefix) {
-        synchronized (appender) { // appends hold the appender's lock
-            return appender.list.stream().filter(e -> e.getLevel() == level)
-                .map(ILoggingEvent::getFormattedMessage).filter(m -> m.startsWith(prefix)).toList();
-        }
-    }
-
-    /** Polls {@code condition}; a fenced completion's line is written after its count, so awaiting the line suffices. */
+    /** Polls {@code condition}; a fenced completion's line is written after its count: awaiting the line suffices. */
     private static void await(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
@@ -207,11 +183,12 @@ class CompletionRetryTest {
 
         settlement.complete(lease(key, token), STORED, RETENTION).get(5, TimeUnit.SECONDS);
 
-        await(() -> !lines(Level.INFO, "idempotency completion of key=").isEmpty());
-        assertThat(lines(Level.INFO, "idempotency completion of key=")).containsExactly("idempotency completion of key="
-            + key.substring(0, 12) + " had been stored by an earlier attempt whose answer was lost");
-        assertThat(lines(Level.WARN, "idempotency completion failed")).as("the first attempt's failure").hasSize(1);
-        assertThat(lines(Level.WARN, "idempotency completion fenced")).isEmpty();
+        await(() -> !log.lines(Level.INFO, "idempotency completion of key=").isEmpty());
+        assertThat(log.lines(Level.INFO, "idempotency completion of key=")).containsExactly(
+            "idempotency completion of key=" + key.substring(0, 12) + " had been stored by an earlier attempt whose"
+                + " answer was lost");
+        assertThat(log.lines(Level.WARN, "idempotency completion failed")).as("the first attempt's failure").hasSize(1);
+        assertThat(log.lines(Level.WARN, "idempotency completion fenced")).isEmpty();
         assertThat(metrics.fenced).hasValue(0);
         assertThat(metrics.abandoned).hasValue(0);
         assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(STORED));
@@ -227,8 +204,8 @@ class CompletionRetryTest {
 
         settlement.complete(lease(key, token), STORED, RETENTION).get(5, TimeUnit.SECONDS);
 
-        assertThat(lines(Level.INFO, "idempotency completion of key=")).hasSize(1);
-        assertThat(lines(Level.WARN, "idempotency completion")).isEmpty();
+        assertThat(log.lines(Level.INFO, "idempotency completion of key=")).hasSize(1);
+        assertThat(log.lines(Level.WARN, "idempotency completion")).isEmpty();
         assertThat(metrics.fenced).hasValue(0);
         assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(STORED));
     }
@@ -243,11 +220,11 @@ class CompletionRetryTest {
         failFirstAttemptThenLetLeaseEnd(key, token, () -> newer[0] = acquire(key));
         assertThat(newer[0].takeover()).isTrue();
 
-        await(() -> !lines(Level.WARN, "idempotency completion fenced").isEmpty());
-        assertThat(lines(Level.WARN, "idempotency completion fenced"))
+        await(() -> !log.lines(Level.WARN, "idempotency completion fenced").isEmpty());
+        assertThat(log.lines(Level.WARN, "idempotency completion fenced"))
             .containsExactly(fencedLine(key, "the lease was taken over by a later request, whose result stands"));
         assertThat(metrics.fenced).hasValue(1);
-        assertThat(lines(Level.INFO, "idempotency completion of key=")).isEmpty();
+        assertThat(log.lines(Level.INFO, "idempotency completion of key=")).isEmpty();
         assertThat(metrics.abandoned).hasValue(0);
         assertThat(store.complete(key, newer[0].fencingToken(), NEWER, RETENTION).toCompletableFuture()
             .get(5, TimeUnit.SECONDS)).isTrue();
@@ -266,11 +243,11 @@ class CompletionRetryTest {
                 .get(5, TimeUnit.SECONDS)).isTrue();
         });
 
-        await(() -> !lines(Level.WARN, "idempotency completion fenced").isEmpty());
-        assertThat(lines(Level.WARN, "idempotency completion fenced"))
+        await(() -> !log.lines(Level.WARN, "idempotency completion fenced").isEmpty());
+        assertThat(log.lines(Level.WARN, "idempotency completion fenced"))
             .containsExactly(fencedLine(key, "the lease was taken over by a later request, whose result stands"));
         assertThat(metrics.fenced).hasValue(1);
-        assertThat(lines(Level.INFO, "idempotency completion of key=")).isEmpty();
+        assertThat(log.lines(Level.INFO, "idempotency completion of key=")).isEmpty();
         assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(NEWER));
     }
 
@@ -282,8 +259,8 @@ class CompletionRetryTest {
         long token = acquire(key).fencingToken();
         failFirstAttemptThenLetLeaseEnd(key, token, () -> assertThat(store.delegate.purgeExpired()).isEqualTo(1));
 
-        await(() -> !lines(Level.WARN, "idempotency completion fenced").isEmpty());
-        assertThat(lines(Level.WARN, "idempotency completion fenced")).containsExactly(fencedLine(key,
+        await(() -> !log.lines(Level.WARN, "idempotency completion fenced").isEmpty());
+        assertThat(log.lines(Level.WARN, "idempotency completion fenced")).containsExactly(fencedLine(key,
             "the record is gone (released, purged or expired), so a retry runs the operation again"));
         assertThat(metrics.fenced).hasValue(1);
     }
@@ -299,8 +276,8 @@ class CompletionRetryTest {
             store.findFails = true;
         });
 
-        await(() -> !lines(Level.WARN, "idempotency completion fenced").isEmpty());
-        assertThat(lines(Level.WARN, "idempotency completion fenced")).singleElement().asString()
+        await(() -> !log.lines(Level.WARN, "idempotency completion fenced").isEmpty());
+        assertThat(log.lines(Level.WARN, "idempotency completion fenced")).singleElement().asString()
             .startsWith(fencedLine(key, "the lease no longer matches, and the record could not be read to tell why ("))
             .contains("connection reset (simulated)");
         assertThat(metrics.fenced).hasValue(1);

@@ -1,5 +1,8 @@
 package dev.idempotency.server;
 
+import dev.idempotency.server.store.IdempotencyStore;
+
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,6 +23,12 @@ final class RecordedMetrics implements IdempotencyMetrics {
 
     RecordedMetrics(boolean wantsLatencies) {
         this.wantsLatencies = wantsLatencies;
+    }
+
+    /** @return a settlement on {@code store} and {@code scheduler} that reports here, its store circuit off */
+    Settlement settlement(IdempotencyStore store, IdempotencyScheduler scheduler) {
+        return new Settlement(new IdempotencyConfigurationProperties(), store,
+            new StoreCalls(this, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, this)), scheduler, this);
     }
 
     @Override

@@ -1,18 +1,14 @@
 package dev.idempotency.server;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.StoredResponse;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
@@ -66,21 +62,12 @@ class SettlementShutdownTest {
     private final DownStore store = new DownStore();
     private final RecordedMetrics metrics = new RecordedMetrics(false);
     private final IdempotencyScheduler scheduler = new IdempotencyScheduler();
-    private final Settlement settlement = new Settlement(new IdempotencyConfigurationProperties(), store,
-        new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics)), scheduler,
-        metrics);
-    private final Logger logger = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
-    private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
-
-    @BeforeEach
-    void capture() {
-        appender.start();
-        logger.addAppender(appender);
-    }
+    private final Settlement settlement = metrics.settlement(store, scheduler);
+    @RegisterExtension
+    final FilterLog log = new FilterLog(Level.ERROR);
 
     @AfterEach
-    void release() {
-        logger.detachAppender(appender);
+    void stopScheduler() {
         scheduler.close();
     }
 
@@ -89,10 +76,7 @@ class SettlementShutdownTest {
     }
 
     private List<String> errors() {
-        synchronized (appender) { // appends hold the appender's lock
-            return appender.list.stream().filter(e -> e.getLevel() == Level.ERROR)
-                .map(ILoggingEvent::getFormattedMessage).toList();
-        }
+        return log.lines(Level.ERROR, "");
     }
 
     @Test

@@ -1,9 +1,6 @@
 package dev.idempotency.server;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.testsupport.Http;
 
 import dev.idempotency.server.store.AcquireResult;
@@ -30,7 +27,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -152,6 +149,8 @@ class StoreOutageTest {
     Api api;
     @Inject
     MeterRegistry meters;
+    @RegisterExtension
+    final FilterLog log = new FilterLog(Level.WARN);
     Http http;
 
     @BeforeEach
@@ -164,6 +163,9 @@ class StoreOutageTest {
         store.acquireDown = false;
         store.completeDown = false;
     }
+
+    private static final String COMPLETION_FAILED = "idempotency completion failed";
+    private static final String RELEASE_FAILED = "idempotency release failed";
 
     private static String key() {
         return "\"" + UUID.randomUUID() + "\"";
@@ -247,115 +249,84 @@ class StoreOutageTest {
         + " (idempotency.completions.abandoned) and logged once at ERROR with the key's hash and what follows; the key"
         + " stays locked until the lease ends, then a retry runs again")
     void completionGivenUpAfterHalfTheLease() throws Exception {
-        Logger logger = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
-        ListAppender<ILoggingEvent> appender = new ListAppender<>();
-        appender.start();
-        logger.addAppender(appender);
-        try {
-            store.completeDown = true;
-            String k = key();
-            int before = api.shortLease.get();
-            double abandonedBefore = meters.counter("idempotency.completions.abandoned").count();
-            HttpResponse<byte[]> first = http.postJson("/outage/short-lease", k, "{}");
-            assertThat(first.statusCode()).as("the caller gets its result although it could not be stored")
-                .isEqualTo(200);
-            assertThat(http.postJson("/outage/short-lease", k, "{}").statusCode()).isEqualTo(409);
+        store.completeDown = true;
+        String k = key();
+        int before = api.shortLease.get();
+        double abandonedBefore = meters.counter("idempotency.completions.abandoned").count();
+        HttpResponse<byte[]> first = http.postJson("/outage/short-lease", k, "{}");
+        assertThat(first.statusCode()).as("the caller gets its result although it could not be stored")
+            .isEqualTo(200);
+        assertThat(http.postJson("/outage/short-lease", k, "{}").statusCode()).isEqualTo(409);
 
-            // retries after 100, 200 and 400 ms; the next would pass half the 2 s lease: given up after about 700 ms
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            List<ILoggingEvent> givenUp = List.of();
-            while (givenUp.isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-                givenUp = errors(appender);
-            }
-            assertThat(givenUp).hasSize(1);
-            assertThat(givenUp.get(0).getFormattedMessage())
-                .matches("idempotency completion failed key=[0-9a-f]{12}: the result could not be stored \\(the"
-                    + " response went out regardless, unless the caller's connection had closed\\); the key stays"
-                    + " locked until its lease expires \\(it may have already, if its renewals failed too\\), then"
-                    + " a retry runs the handler again")
-                .doesNotContain(k.replace("\"", ""));
-            assertThat(api.shortLease.get()).isEqualTo(before + 1);
-            assertThat(meters.counter("idempotency.completions.abandoned").count()).isEqualTo(abandonedBefore + 1);
-            List<String> attempts;
-            synchronized (appender) {
-                attempts = appender.list.stream().filter(e -> e.getLevel() == Level.WARN)
-                    .map(ILoggingEvent::getFormattedMessage).filter(m -> m.startsWith("idempotency completion failed"))
-                    .toList();
-            }
-            assertThat(attempts).as("each failed attempt, the first and the retries").hasSizeGreaterThan(1)
-                .allMatch(m -> m.matches("idempotency completion failed key=[0-9a-f]{12} \\(retried with backoff for"
-                    + " up to half the lease\\): .*connection refused \\(simulated outage\\)"));
-
-            store.completeDown = false;
-            HttpResponse<byte[]> retry = null;
-            while (System.nanoTime() < deadline) {
-                retry = http.postJson("/outage/short-lease", k, "{}");
-                if (retry.statusCode() != 409) {
-                    break;
-                }
-                Thread.sleep(50);
-            }
-            assertThat(retry.statusCode()).as("once the lease ends the key is taken over").isEqualTo(200);
-            assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
-            assertThat(api.shortLease.get()).as("the documented second run (contract: run-twice)").isEqualTo(before + 2);
-            assertThat(errors(appender)).as("given up once, not once per retry").hasSize(1);
-            assertThat(meters.counter("idempotency.completions.abandoned").count()).isEqualTo(abandonedBefore + 1);
-        } finally {
-            logger.detachAppender(appender);
+        // retries after 100, 200 and 400 ms; the next would pass half the 2 s lease: given up after about 700 ms
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        List<String> givenUp = List.of();
+        while (givenUp.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            givenUp = log.lines(Level.ERROR, COMPLETION_FAILED);
         }
+        assertThat(givenUp).hasSize(1);
+        assertThat(givenUp.get(0))
+            .matches("idempotency completion failed key=[0-9a-f]{12}: the result could not be stored \\(the"
+                + " response went out regardless, unless the caller's connection had closed\\); the key stays"
+                + " locked until its lease expires \\(it may have already, if its renewals failed too\\), then"
+                + " a retry runs the handler again")
+            .doesNotContain(k.replace("\"", ""));
+        assertThat(api.shortLease.get()).isEqualTo(before + 1);
+        assertThat(meters.counter("idempotency.completions.abandoned").count()).isEqualTo(abandonedBefore + 1);
+        assertThat(log.lines(Level.WARN, COMPLETION_FAILED)).as("each failed attempt, the first and the retries")
+            .hasSizeGreaterThan(1)
+            .allMatch(m -> m.matches("idempotency completion failed key=[0-9a-f]{12} \\(retried with backoff for"
+                + " up to half the lease\\): .*connection refused \\(simulated outage\\)"));
+
+        store.completeDown = false;
+        HttpResponse<byte[]> retry = null;
+        while (System.nanoTime() < deadline) {
+            retry = http.postJson("/outage/short-lease", k, "{}");
+            if (retry.statusCode() != 409) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertThat(retry.statusCode()).as("once the lease ends the key is taken over").isEqualTo(200);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(api.shortLease.get()).as("the documented second run (contract: run-twice)").isEqualTo(before + 2);
+        assertThat(log.lines(Level.ERROR, COMPLETION_FAILED)).as("given up once, not once per retry").hasSize(1);
+        assertThat(meters.counter("idempotency.completions.abandoned").count()).isEqualTo(abandonedBefore + 1);
     }
 
     @Test
     @DisplayName("S14/S19: a 5xx whose release the store fails is answered as it was, logged once at ERROR with the"
         + " key's hash and what follows; the key stays locked until the 3 s lease ends, then a retry runs again")
     void releaseFailureKeepsTheKeyUntilTheLeaseEnds() throws Exception {
-        Logger logger = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
-        ListAppender<ILoggingEvent> appender = new ListAppender<>();
-        appender.start();
-        logger.addAppender(appender);
-        try {
-            store.completeDown = true;
-            String k = key();
-            int before = api.failing.get();
-            assertThat(http.postJson("/outage/failing", k, "{}").statusCode()).as("the handler's own answer")
-                .isEqualTo(503);
-            assertThat(api.failing.get()).isEqualTo(before + 1);
-            List<ILoggingEvent> failed = errors(appender, "idempotency release failed");
-            assertThat(failed).as("the release is awaited before the answer goes out").hasSize(1);
-            assertThat(failed.get(0).getFormattedMessage())
-                .matches("idempotency release failed key=[0-9a-f]{12} \\(.*connection refused \\(simulated"
-                    + " outage\\)\\): the key may stay locked until its lease expires \\(it may have already, if"
-                    + " its renewals failed too\\)")
-                .doesNotContain(k.replace("\"", ""));
+        store.completeDown = true;
+        String k = key();
+        int before = api.failing.get();
+        assertThat(http.postJson("/outage/failing", k, "{}").statusCode()).as("the handler's own answer")
+            .isEqualTo(503);
+        assertThat(api.failing.get()).isEqualTo(before + 1);
+        List<String> failed = log.lines(Level.ERROR, RELEASE_FAILED);
+        assertThat(failed).as("the release is awaited before the answer goes out").hasSize(1);
+        assertThat(failed.get(0))
+            .matches("idempotency release failed key=[0-9a-f]{12} \\(.*connection refused \\(simulated"
+                + " outage\\)\\): the key may stay locked until its lease expires \\(it may have already, if"
+                + " its renewals failed too\\)")
+            .doesNotContain(k.replace("\"", ""));
 
-            store.completeDown = false;
-            HttpResponse<byte[]> locked = http.postJson("/outage/failing", k, "{}");
-            assertThat(locked.statusCode()).as("the record could not be removed: still in progress").isEqualTo(409);
-            assertThat(api.failing.get()).isEqualTo(before + 1);
+        store.completeDown = false;
+        HttpResponse<byte[]> locked = http.postJson("/outage/failing", k, "{}");
+        assertThat(locked.statusCode()).as("the record could not be removed: still in progress").isEqualTo(409);
+        assertThat(api.failing.get()).isEqualTo(before + 1);
 
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
-            HttpResponse<byte[]> retry = locked;
-            while (retry.statusCode() == 409 && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-                retry = http.postJson("/outage/failing", k, "{}");
-            }
-            assertThat(retry.statusCode()).as("once the lease ends a retry runs the handler again").isEqualTo(503);
-            assertThat(api.failing.get()).isEqualTo(before + 2);
-            assertThat(errors(appender, "idempotency release failed")).as("the store answered this time").hasSize(1);
-        } finally {
-            logger.detachAppender(appender);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
+        HttpResponse<byte[]> retry = locked;
+        while (retry.statusCode() == 409 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            retry = http.postJson("/outage/failing", k, "{}");
         }
+        assertThat(retry.statusCode()).as("once the lease ends a retry runs the handler again").isEqualTo(503);
+        assertThat(api.failing.get()).isEqualTo(before + 2);
+        assertThat(log.lines(Level.ERROR, RELEASE_FAILED)).as("the store answered this time").hasSize(1);
     }
 
-    private static List<ILoggingEvent> errors(ListAppender<ILoggingEvent> appender) {
-        return errors(appender, "idempotency completion failed");
-    }
-
-    private static List<ILoggingEvent> errors(ListAppender<ILoggingEvent> appender, String prefix) {
-        synchronized (appender) { // appends hold the appender's lock
-            return appender.list.stream().filter(e -> e.getLevel() == Level.ERROR
-                && e.getMessage().startsWith(prefix)).toList();
-        }
-    }
 }
