@@ -2,7 +2,6 @@ package dev.idempotency.server;
 
 import ch.qos.logback.classic.Level;
 import dev.idempotency.server.store.AcquireResult;
-import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.RecordCounts;
@@ -38,8 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CompletionRetryTest {
 
     /** The in-memory store, whose completions can be refused, or can write and then lose their answer. */
-    private static final class FlakyStore implements IdempotencyStore, StoreInspection {
-        final InMemoryIdempotencyStore delegate;
+    private static final class FlakyStore extends InMemoryBackedStore implements StoreInspection {
         volatile boolean refuseWrites;
         volatile boolean findFails;
         /** Completions whose stage fails after the write, as after a timeout. */
@@ -48,12 +46,7 @@ class CompletionRetryTest {
         final AtomicInteger resends = new AtomicInteger();
 
         FlakyStore(InMemoryIdempotencyStore delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
-            return delegate.acquire(storeKey, fingerprint, lease);
+            super(delegate);
         }
 
         @Override
@@ -71,16 +64,6 @@ class CompletionRetryTest {
                     new IdempotencyStoreException("command timed out after it was written (simulated)")));
             }
             return written;
-        }
-
-        @Override
-        public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
-            return delegate.release(storeKey, fencingToken);
-        }
-
-        @Override
-        public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
-            return delegate.renew(storeKey, fencingToken, lease);
         }
 
         @Override

@@ -1,10 +1,8 @@
 package dev.idempotency.server;
 
 import dev.idempotency.server.store.AcquireResult;
-import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
-import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.testsupport.Http;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Replaces;
@@ -46,13 +44,12 @@ class StoreCircuitOutageTest {
     @Singleton
     @Replaces(InMemoryIdempotencyStore.class)
     @Requires(property = "spec.name", value = "StoreCircuitOutageTest")
-    static class SlowFailingStore implements IdempotencyStore {
-        private final InMemoryIdempotencyStore delegate;
+    static class SlowFailingStore extends InMemoryBackedStore {
         final AtomicInteger acquires = new AtomicInteger();
         volatile boolean down;
 
         SlowFailingStore(Clock clock) {
-            this.delegate = new InMemoryIdempotencyStore(clock, 1000);
+            super(new InMemoryIdempotencyStore(clock, 1000));
         }
 
         @Override
@@ -66,21 +63,6 @@ class StoreCircuitOutageTest {
             return delegate.acquire(storeKey, fingerprint, lease);
         }
 
-        @Override
-        public CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response,
-                                                 Duration retention) {
-            return delegate.complete(storeKey, fencingToken, response, retention);
-        }
-
-        @Override
-        public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
-            return delegate.release(storeKey, fencingToken);
-        }
-
-        @Override
-        public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
-            return delegate.renew(storeKey, fencingToken, lease);
-        }
     }
 
     @Controller("/circuit")

@@ -3,7 +3,6 @@ package dev.idempotency.server;
 import dev.idempotency.testsupport.Http;
 
 import dev.idempotency.server.store.AcquireResult;
-import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
@@ -57,15 +56,14 @@ class TransactionalModeFilterTest {
     @Singleton
     @Replaces(InMemoryIdempotencyStore.class)
     @Requires(property = "spec.name", value = "TransactionalModeFilterTest")
-    static class FakeTransactionalStore implements TransactionalIdempotencyStore {
-        private final InMemoryIdempotencyStore delegate;
+    static class FakeTransactionalStore extends InMemoryBackedStore implements TransactionalIdempotencyStore {
         final AtomicInteger commits = new AtomicInteger();
         final AtomicInteger rollbacks = new AtomicInteger();
         final AtomicInteger renewals = new AtomicInteger();
         volatile boolean failCommit;
 
         FakeTransactionalStore(Clock clock) {
-            this.delegate = new InMemoryIdempotencyStore(clock, 1000);
+            super(new InMemoryIdempotencyStore(clock, 1000));
         }
 
         /** The island: transactions run on a thread of their own, as the real store's do. */
@@ -144,22 +142,6 @@ class TransactionalModeFilterTest {
                     delegate.release(key, token).toCompletableFuture().join(); // the uncommitted record vanishes
                 }
             }
-        }
-
-        @Override
-        public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
-            return delegate.acquire(storeKey, fingerprint, lease);
-        }
-
-        @Override
-        public CompletionStage<Boolean> complete(String storeKey, long fencingToken, StoredResponse response,
-                                                 Duration retention) {
-            return delegate.complete(storeKey, fencingToken, response, retention);
-        }
-
-        @Override
-        public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
-            return delegate.release(storeKey, fencingToken);
         }
 
         @Override
