@@ -8,6 +8,7 @@ import dev.idempotency.server.store.RecordCounts;
 import dev.idempotency.server.store.RecordInfo;
 import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.MutableClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -25,7 +26,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -91,6 +91,9 @@ class CompletionRetryTest {
     private static final Duration RETENTION = Duration.ofHours(1);
     private static final StoredResponse STORED = new StoredResponse(201, Map.of(), new byte[] {'{', '}'}, false);
     private static final StoredResponse NEWER = new StoredResponse(200, Map.of(), new byte[] {'[', ']'}, false);
+    private static final Duration WAIT = Duration.ofSeconds(5);
+    private static final String FENCED = "idempotency completion fenced";
+    private static final String STORED_EARLIER = "idempotency completion of key=";
 
     private final MutableClock clock = new MutableClock(Instant.parse("2026-11-27T10:00:00Z"));
     private final FlakyStore store = new FlakyStore(new InMemoryIdempotencyStore(clock, 1000));
@@ -119,21 +122,37 @@ class CompletionRetryTest {
         return (AcquireResult.Acquired) result;
     }
 
-    /** Polls {@code condition}; a fenced completion's line is written after its count: awaiting the line suffices. */
-    private static void await(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(condition.getAsBoolean()).as("within 5 s").isTrue();
-    }
-
     private Lease lease(String key, long token) {
         return new Lease(new RecordKey(key), token, LEASE);
     }
 
     private String fencedLine(String key, String why) {
-        return "idempotency completion fenced key=" + key.substring(0, 12) + ": " + why;
+        return FENCED + " key=" + key.substring(0, 12) + ": " + why;
+    }
+
+    /**
+     * Waits for the fenced completion's WARN line, which is written after its count, and checks
+     * that it was counted once.
+     *
+     * @return the line
+     */
+    private String fencedOnce() throws InterruptedException {
+        Await.until("the fenced line", WAIT, () -> !log.lines(Level.WARN, FENCED).isEmpty());
+        assertThat(metrics.fenced).hasValue(1);
+        assertThat(log.lines(Level.INFO, STORED_EARLIER)).isEmpty();
+        List<String> lines = log.lines(Level.WARN, FENCED);
+        assertThat(lines).hasSize(1);
+        return lines.get(0);
+    }
+
+    /** A refused completion of {@code key} that the record showed stored by this lease: INFO, not counted, replayed. */
+    private void assertStoredByEarlierAttempt(String key) throws Exception {
+        Await.until("the INFO line", WAIT, () -> !log.lines(Level.INFO, STORED_EARLIER).isEmpty());
+        assertThat(log.lines(Level.INFO, STORED_EARLIER)).containsExactly(STORED_EARLIER + key.substring(0, 12)
+            + " had been stored by an earlier attempt whose answer was lost");
+        assertThat(log.lines(Level.WARN, FENCED)).isEmpty();
+        assertThat(metrics.fenced).hasValue(0);
+        assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(STORED));
     }
 
     private AcquireResult replayOf(String key) throws Exception {
@@ -166,15 +185,9 @@ class CompletionRetryTest {
 
         settlement.complete(lease(key, token), STORED, RETENTION).get(5, TimeUnit.SECONDS);
 
-        await(() -> !log.lines(Level.INFO, "idempotency completion of key=").isEmpty());
-        assertThat(log.lines(Level.INFO, "idempotency completion of key=")).containsExactly(
-            "idempotency completion of key=" + key.substring(0, 12) + " had been stored by an earlier attempt whose"
-                + " answer was lost");
+        assertStoredByEarlierAttempt(key);
         assertThat(log.lines(Level.WARN, "idempotency completion failed")).as("the first attempt's failure").hasSize(1);
-        assertThat(log.lines(Level.WARN, "idempotency completion fenced")).isEmpty();
-        assertThat(metrics.fenced).hasValue(0);
         assertThat(metrics.abandoned).hasValue(0);
-        assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(STORED));
     }
 
     @Test
@@ -187,10 +200,8 @@ class CompletionRetryTest {
 
         settlement.complete(lease(key, token), STORED, RETENTION).get(5, TimeUnit.SECONDS);
 
-        assertThat(log.lines(Level.INFO, "idempotency completion of key=")).hasSize(1);
-        assertThat(log.lines(Level.WARN, "idempotency completion")).isEmpty();
-        assertThat(metrics.fenced).hasValue(0);
-        assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(STORED));
+        assertStoredByEarlierAttempt(key);
+        assertThat(log.lines(Level.WARN, "idempotency completion")).as("no attempt failed").isEmpty();
     }
 
     @Test
@@ -203,11 +214,8 @@ class CompletionRetryTest {
         failFirstAttemptThenLetLeaseEnd(key, token, () -> newer[0] = acquire(key));
         assertThat(newer[0].takeover()).isTrue();
 
-        await(() -> !log.lines(Level.WARN, "idempotency completion fenced").isEmpty());
-        assertThat(log.lines(Level.WARN, "idempotency completion fenced"))
-            .containsExactly(fencedLine(key, "the lease was taken over by a later request, whose result stands"));
-        assertThat(metrics.fenced).hasValue(1);
-        assertThat(log.lines(Level.INFO, "idempotency completion of key=")).isEmpty();
+        assertThat(fencedOnce()).isEqualTo(fencedLine(key, "the lease was taken over by a later request, whose result"
+            + " stands"));
         assertThat(metrics.abandoned).hasValue(0);
         assertThat(store.complete(key, newer[0].fencingToken(), NEWER, RETENTION).toCompletableFuture()
             .get(5, TimeUnit.SECONDS)).isTrue();
@@ -226,11 +234,8 @@ class CompletionRetryTest {
                 .get(5, TimeUnit.SECONDS)).isTrue();
         });
 
-        await(() -> !log.lines(Level.WARN, "idempotency completion fenced").isEmpty());
-        assertThat(log.lines(Level.WARN, "idempotency completion fenced"))
-            .containsExactly(fencedLine(key, "the lease was taken over by a later request, whose result stands"));
-        assertThat(metrics.fenced).hasValue(1);
-        assertThat(log.lines(Level.INFO, "idempotency completion of key=")).isEmpty();
+        assertThat(fencedOnce()).isEqualTo(fencedLine(key, "the lease was taken over by a later request, whose result"
+            + " stands"));
         assertThat(replayOf(key)).isEqualTo(new AcquireResult.Replay(NEWER));
     }
 
@@ -242,10 +247,8 @@ class CompletionRetryTest {
         long token = acquire(key).fencingToken();
         failFirstAttemptThenLetLeaseEnd(key, token, () -> assertThat(store.delegate.purgeExpired()).isEqualTo(1));
 
-        await(() -> !log.lines(Level.WARN, "idempotency completion fenced").isEmpty());
-        assertThat(log.lines(Level.WARN, "idempotency completion fenced")).containsExactly(fencedLine(key,
+        assertThat(fencedOnce()).isEqualTo(fencedLine(key,
             "the record is gone (released, purged or expired), so a retry runs the operation again"));
-        assertThat(metrics.fenced).hasValue(1);
     }
 
     @Test
@@ -259,10 +262,8 @@ class CompletionRetryTest {
             store.findFails = true;
         });
 
-        await(() -> !log.lines(Level.WARN, "idempotency completion fenced").isEmpty());
-        assertThat(log.lines(Level.WARN, "idempotency completion fenced")).singleElement().asString()
+        assertThat(fencedOnce())
             .startsWith(fencedLine(key, "the lease no longer matches, and the record could not be read to tell why ("))
             .contains("connection reset (simulated)");
-        assertThat(metrics.fenced).hasValue(1);
     }
 }

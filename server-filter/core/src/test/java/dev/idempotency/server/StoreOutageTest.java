@@ -1,6 +1,7 @@
 package dev.idempotency.server;
 
 import ch.qos.logback.classic.Level;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.Http;
 
 import dev.idempotency.server.store.AcquireResult;
@@ -227,15 +228,7 @@ class StoreOutageTest {
         assertThat(http.postJson("/outage/closed", k, "{}").statusCode()).isEqualTo(409);
 
         store.completeDown = false;
-        HttpResponse<byte[]> retry = null;
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline) {
-            retry = http.postJson("/outage/closed", k, "{}");
-            if (retry.statusCode() != 409) {
-                break;
-            }
-            Thread.sleep(50);
-        }
+        HttpResponse<byte[]> retry = retryWhileLocked("/outage/closed", k);
         assertThat(retry.statusCode()).isEqualTo(200);
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(retry.body()).isEqualTo(first.body());
@@ -259,12 +252,9 @@ class StoreOutageTest {
         assertThat(http.postJson("/outage/short-lease", k, "{}").statusCode()).isEqualTo(409);
 
         // retries after 100, 200 and 400 ms; the next would pass half the 2 s lease: given up after about 700 ms
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        List<String> givenUp = List.of();
-        while (givenUp.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-            givenUp = log.lines(Level.ERROR, COMPLETION_FAILED);
-        }
+        Await.until("the completion given up", Duration.ofSeconds(5),
+            () -> !log.lines(Level.ERROR, COMPLETION_FAILED).isEmpty());
+        List<String> givenUp = log.lines(Level.ERROR, COMPLETION_FAILED);
         assertThat(givenUp).hasSize(1);
         assertThat(givenUp.get(0))
             .matches("idempotency completion failed key=[0-9a-f]{12}: the result could not be stored \\(the"
@@ -280,14 +270,7 @@ class StoreOutageTest {
                 + " up to half the lease\\): .*connection refused \\(simulated outage\\)"));
 
         store.completeDown = false;
-        HttpResponse<byte[]> retry = null;
-        while (System.nanoTime() < deadline) {
-            retry = http.postJson("/outage/short-lease", k, "{}");
-            if (retry.statusCode() != 409) {
-                break;
-            }
-            Thread.sleep(50);
-        }
+        HttpResponse<byte[]> retry = retryWhileLocked("/outage/short-lease", k);
         assertThat(retry.statusCode()).as("once the lease ends the key is taken over").isEqualTo(200);
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
         assertThat(api.shortLease.get()).as("the documented second run (contract: run-twice)").isEqualTo(before + 2);
@@ -318,15 +301,26 @@ class StoreOutageTest {
         assertThat(locked.statusCode()).as("the record could not be removed: still in progress").isEqualTo(409);
         assertThat(api.failing.get()).isEqualTo(before + 1);
 
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
-        HttpResponse<byte[]> retry = locked;
-        while (retry.statusCode() == 409 && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-            retry = http.postJson("/outage/failing", k, "{}");
-        }
+        HttpResponse<byte[]> retry = retryWhileLocked("/outage/failing", k);
         assertThat(retry.statusCode()).as("once the lease ends a retry runs the handler again").isEqualTo(503);
         assertThat(api.failing.get()).isEqualTo(before + 2);
         assertThat(log.lines(Level.ERROR, RELEASE_FAILED)).as("the store answered this time").hasSize(1);
     }
 
+    /**
+     * Sends {@code k} to {@code path} every 50 ms while the answer is {@code 409} (the key still
+     * locked: in progress, or its completion not yet retried), for up to 10 s: longer than the
+     * short leases of this test's routes and the completion retries' first few seconds.
+     *
+     * @return the first other answer, or the last {@code 409}
+     */
+    private HttpResponse<byte[]> retryWhileLocked(String path, String k) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        HttpResponse<byte[]> retry = http.postJson(path, k, "{}");
+        while (retry.statusCode() == 409 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            retry = http.postJson(path, k, "{}");
+        }
+        return retry;
+    }
 }

@@ -3,6 +3,7 @@ package dev.idempotency.rabbitmq;
 import com.rabbitmq.client.GetResponse;
 import dev.idempotency.messaging.MessageHandler;
 import dev.idempotency.messaging.ReceivedMessage;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.TestRabbit;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.context.annotation.Requires;
@@ -13,7 +14,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,7 +23,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -98,15 +97,6 @@ class ConsumerOnRabbitTest {
         return ctx;
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
-    }
 
     private static int effects(String body) {
         AtomicInteger n = EFFECTS.get(body);
@@ -121,7 +111,7 @@ class ConsumerOnRabbitTest {
         try (Broker b = new Broker(TestRabbit.uri())) {
             b.send(queue, "id-" + body, body);
             b.send(queue, "id-" + body, body);
-            await("both deliveries settled", () -> {
+            Await.until("both deliveries settled", () -> {
                 try {
                     return effects(body) == 1 && b.count(queue) == 0;
                 } catch (Exception e) {
@@ -163,7 +153,7 @@ class ConsumerOnRabbitTest {
                     }
                 }
             }
-            await("every message booked and the queues empty", () -> {
+            Await.until("every message booked and the queues empty", () -> {
                 try {
                     return effects(hot) >= 1 && others.stream().allMatch(o -> effects(o) >= 1)
                         && b.count(queue) == 0 && b.count(queue + ".retry") == 0;
@@ -198,7 +188,7 @@ class ConsumerOnRabbitTest {
             b.send(queue, "id-" + poison, poison);
             b.send(queue, "id-" + fine, fine);
             b.send(queue, null, "no-id-" + UUID.randomUUID());
-            await("two dead letters", () -> {
+            Await.until("two dead letters", () -> {
                 try {
                     return b.count(queue + ".dead") == 2;
                 } catch (Exception e) {
@@ -239,7 +229,7 @@ class ConsumerOnRabbitTest {
             contexts.remove(dying);
             gate = new CountDownLatch(0);
             consumer(store, shortLease);
-            await("the redelivery booked", () -> effects(body) >= 1);
+            Await.until("the redelivery booked", () -> effects(body) >= 1);
             Thread.sleep(1500); // a second booking would show up by now; nothing is timed
         }
         assertThat(effects(body)).isEqualTo(1);

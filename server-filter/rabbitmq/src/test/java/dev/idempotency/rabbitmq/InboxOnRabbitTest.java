@@ -2,6 +2,7 @@ package dev.idempotency.rabbitmq;
 
 import dev.idempotency.messaging.ReceivedMessage;
 import dev.idempotency.messaging.TransactionalMessageHandler;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRabbit;
 import io.micronaut.context.ApplicationContext;
@@ -19,7 +20,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -27,7 +27,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -128,15 +127,6 @@ class InboxOnRabbitTest {
         }
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
-    }
 
     private void createLedger() throws SQLException {
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
@@ -156,7 +146,7 @@ class InboxOnRabbitTest {
             b.send(queue, "id-" + once, once);
             b.send(queue, "id-" + once, once);
             b.send(queue, "id-" + flaky, flaky);
-            await("both booked", () -> {
+            Await.until("both booked", () -> {
                 try {
                     return entries(once) >= 1 && entries(flaky) >= 1 && b.count(queue) == 0 && b.count(queue + ".retry") == 0;
                 } catch (Exception e) {
@@ -188,7 +178,7 @@ class InboxOnRabbitTest {
             assertThat(entries(slow)).isZero(); // its write never committed
             gate = new CountDownLatch(0);
             consumer();
-            await("the redelivery booked", () -> {
+            Await.until("the redelivery booked", () -> {
                 try {
                     return entries(slow) >= 1;
                 } catch (SQLException e) {

@@ -7,6 +7,7 @@ import dev.idempotency.messaging.Outbox;
 import dev.idempotency.messaging.ReceivedMessage;
 import dev.idempotency.server.Idempotent;
 import dev.idempotency.store.postgres.PostgresOutboxStore;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.EmbeddedAmqpBroker;
 import dev.idempotency.testsupport.Http;
 import dev.idempotency.testsupport.TestPostgres;
@@ -32,7 +33,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -41,7 +41,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -123,15 +122,6 @@ class OutboxOnRabbitTest {
         TestPostgres.dropSchema(schema);
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
-    }
 
     private long count(String sql) throws SQLException {
         try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
@@ -194,7 +184,7 @@ class OutboxOnRabbitTest {
             var r = http.postJson("/captures", keys.get(i), "{\"payment\":\"pay_" + (i % 4) + "\"}");
             assertThat(r.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         }
-        await("the first 21 booked", () -> BOOKED.size() >= 21);
+        Await.until("the first 21 booked", () -> BOOKED.size() >= 21);
 
         int port = broker.port();
         broker.close(); // the broker goes away
@@ -205,7 +195,7 @@ class OutboxOnRabbitTest {
         assertThat(count("SELECT count(*) FROM " + schema + ".idempotency_records_outbox")).isEqualTo(20);
 
         broker = EmbeddedAmqpBroker.start(port); // and comes back
-        await("all 41 captures booked", () -> {
+        Await.until("all 41 captures booked", () -> {
             try {
                 return BOOKED.keySet().containsAll(captureIds())
                     && count("SELECT count(*) FROM " + schema + ".idempotency_records_outbox") == 0;

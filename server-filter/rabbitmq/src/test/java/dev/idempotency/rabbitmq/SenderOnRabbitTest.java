@@ -5,6 +5,7 @@ import dev.idempotency.messaging.InMemoryOutboxStore;
 import dev.idempotency.messaging.Outbox;
 import dev.idempotency.messaging.OutboxRelay;
 import dev.idempotency.messaging.OutgoingMessage;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.TestRabbit;
 import io.micronaut.context.ApplicationContext;
 import org.junit.jupiter.api.AfterEach;
@@ -12,11 +13,9 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -41,15 +40,6 @@ class SenderOnRabbitTest {
         }
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
-    }
 
     @Test
     @DisplayName("M3/M6: confirmed messages arrive with their id, key and headers in publish order; unroutable and"
@@ -76,8 +66,8 @@ class SenderOnRabbitTest {
                 .orderedBy("m"));
             InMemoryOutboxStore store = ctx.getBean(InMemoryOutboxStore.class);
             ctx.getBean(OutboxRelay.class).relay(); // the relay's own thread runs too: passes never overlap
-            await("both refused messages parked", () -> store.parked().size() == 2);
-            await("the five delivered", () -> {
+            Await.until("both refused messages parked", () -> store.parked().size() == 2);
+            Await.until("the five delivered", () -> {
                 try {
                     return b.count(queue) >= 5;
                 } catch (Exception e) {

@@ -37,7 +37,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -351,7 +350,7 @@ class FaultProxyTest {
         CompletableFuture<HttpResponse<byte[]>> f = http.sendAsync(
             HttpRequest.newBuilder(URI.create(p.baseUrl() + "/echo")).POST(HttpRequest.BodyPublishers.ofString("x")).build(),
             HttpResponse.BodyHandlers.ofByteArray());
-        await(() -> p.delays() == 1);
+        Await.until("one delayed connection", () -> p.delays() == 1);
 
         assertThat(handled).as("held: the upstream has not seen it").hasValue(0);
         assertThat(f).isNotDone();
@@ -367,7 +366,7 @@ class FaultProxyTest {
         CompletableFuture<HttpResponse<byte[]>> f = http.sendAsync(
             HttpRequest.newBuilder(URI.create(p.baseUrl() + "/echo")).POST(HttpRequest.BodyPublishers.ofString("y")).build(),
             HttpResponse.BodyHandlers.ofByteArray());
-        await(() -> p.delays() == 1);
+        Await.until("one delayed connection", () -> p.delays() == 1);
 
         assertThat(handled).as("the work is done").hasValue(1);
         assertThat(f).isNotDone();
@@ -381,7 +380,7 @@ class FaultProxyTest {
 
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), p.port())) {
             s.setSoTimeout(10_000);
-            await(() -> p.refusals() == 1);
+            Await.until("one refused connection", () -> p.refusals() == 1);
             assertThatThrownBy(() -> {
                 send(s, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
                 if (s.getInputStream().read() == -1) {
@@ -704,13 +703,4 @@ class FaultProxyTest {
         return b;
     }
 
-    private static void await(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("condition not met within 10 s");
-            }
-            Thread.sleep(10);
-        }
-    }
 }

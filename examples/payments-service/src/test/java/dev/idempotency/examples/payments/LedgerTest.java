@@ -5,6 +5,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.idempotency.examples.ledger.Ledger;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.TestRabbit;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.json.JsonMapper;
@@ -14,12 +15,10 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -54,15 +53,6 @@ class LedgerTest {
         return f.newConnection("ledger-test");
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
-    }
 
     @Test
     @DisplayName("M2/M4: each captured payment is booked once: captures retried, messages delivered again")
@@ -86,7 +76,7 @@ class LedgerTest {
             assertThat(Api.replayed(api.post("/payments/" + id + "/capture", key, "{}"))).isTrue(); // the retry
             payments.add(id);
         }
-        await("five bookings", () -> ledger.view().entries().size() == 5);
+        Await.until("five bookings", () -> ledger.view().entries().size() == 5);
         List<Ledger.Entry> booked = ledger.view().entries();
         assertThat(booked).extracting(Ledger.Entry::payment).containsExactlyElementsOf(payments);
         assertThat(booked).extracting(Ledger.Entry::amount).containsExactly(1000L, 1001L, 1002L, 1003L, 1004L);
@@ -100,7 +90,7 @@ class LedgerTest {
                     + e.amount() + ",\"currency\":\"EUR\"}").getBytes(StandardCharsets.UTF_8));
             }
             ch.waitForConfirmsOrDie(10_000);
-            await("the duplicates consumed", () -> {
+            Await.until("the duplicates consumed", () -> {
                 try {
                     return ch.messageCount(queue) == 0 && ch.messageCount(queue + ".retry") == 0;
                 } catch (Exception ex) {

@@ -1,0 +1,39 @@
+package dev.idempotency.testsupport;
+
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Waiting in tests for something another thread does: the condition is checked every 10 ms until
+ * it holds, and the test fails with what it waited for once the time is up. For effects with no
+ * event to wait on (a log line, a counter, a broker's delivery); a latch or a future is better
+ * where the code offers one.
+ */
+public final class Await {
+
+    /** The default wait: long enough for a broker's redelivery on a loaded 2-core machine. */
+    public static final Duration DEFAULT = Duration.ofSeconds(60);
+
+    private Await() {
+    }
+
+    /** Waits up to {@link #DEFAULT} for {@code condition}. */
+    public static void until(String what, BooleanSupplier condition) throws InterruptedException {
+        until(what, DEFAULT, condition);
+    }
+
+    /**
+     * Waits up to {@code within} for {@code condition}.
+     *
+     * @throws AssertionError naming {@code what} when it does not hold in time
+     */
+    public static void until(String what, Duration within, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out after " + within.toMillis() + " ms waiting for " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+}
