@@ -32,6 +32,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.ToDoubleBiFunction;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
@@ -56,7 +57,8 @@ import java.util.regex.Pattern;
  * added latency is the median of the rounds' differences of p50. It prints a table of req/s,
  * p50, p99, the service's CPU time and heap allocation per request and the ratio to the
  * baseline, followed by notes (among them the CPU per request by thread group, {@link ProcCpu},
- * and a caution when the route without the filter ran slow, {@link #slowBaseline}),
+ * a caution when the route without the filter ran slow, {@link #slowBaseline}, and one when the
+ * rounds disagree, {@link #roundsDisagree}),
  * and writes it to
  * {@code benchmarks/load/target/load-results.md}.
  *
@@ -83,6 +85,11 @@ public final class LoadBenchmark {
     static final String REDIS_PREFIX = "idempotency.store.redis.key-prefix";
     /** Above this ratio of the floor to the route without the filter, that route ran slow (see {@link #slowBaseline}). */
     static final double SLOW_BASELINE = 1.05;
+    /**
+     * Beyond this difference between a configuration's median ratio and the ratio of its req/s
+     * median to its baseline's, the rounds disagree (see {@link #roundsDisagree}).
+     */
+    static final double ROUNDS_DISAGREE = 0.05;
 
     private final Map<String, String> options;
     private final int seconds;
@@ -323,6 +330,10 @@ public final class LoadBenchmark {
                 notes.add(slowBaseline);
             }
             notes.add(roundRatios(store, loaded));
+            String disagreement = roundsDisagree(store, loaded, this::label);
+            if (disagreement != null) {
+                notes.add(disagreement);
+            }
             notes.add(cpuByThreads(store, cpuByThreads));
             if (!storeServerCpu.isEmpty()) {
                 notes.add(storeServerCpu(store, storeServerCpu));
@@ -560,6 +571,46 @@ public final class LoadBenchmark {
             + " floor, which does all it does and copies the body besides, reached %.2f of its req/s, above %.2f. The"
             + " ratios to it (in brackets in the table) overstate; read the filter against the floors in the notes"
             + " below, or run again", store, floor, SLOW_BASELINE);
+    }
+
+    /**
+     * The table gives a configuration's median req/s next to its baseline's and, as the ratio, the
+     * median of each round's ratio to its own round's baseline: the paired figure, which a slow
+     * spell that hits one round hits on both sides. When the machine's speed moved between the
+     * rounds, the two ways of reading the table part, and a reader who divides its req/s columns
+     * gets another answer than its ratio column. Says so, for every configuration where they part
+     * by more than {@link #ROUNDS_DISAGREE}, with the spread of the rounds: one run does not place
+     * such a figure more closely than that.
+     *
+     * @param store  the store the runs were on, for the note
+     * @param loaded each configuration's runs under load, in the order of the rounds
+     * @param label  names a configuration in the note
+     * @return the note, or {@code null} when every configuration's two readings agree
+     */
+    static String roundsDisagree(String store, Map<Wrk.Kind, List<Wrk.Result>> loaded,
+                                 Function<Wrk.Kind, String> label) {
+        List<String> parts = new ArrayList<>();
+        for (Wrk.Kind kind : loaded.keySet()) {
+            if (kind.isBaseline() || !loaded.containsKey(kind.baseline())) {
+                continue;
+            }
+            double paired = medianRatio(loaded, kind, kind.baseline());
+            double ofMedians = median(loaded.get(kind), Wrk.Result::requestsPerSecond)
+                / median(loaded.get(kind.baseline()), Wrk.Result::requestsPerSecond);
+            if (Math.abs(paired - ofMedians) > ROUNDS_DISAGREE) {
+                double[] rounds = paired(loaded, kind, kind.baseline(), LoadBenchmark::ratio);
+                parts.add(String.format(Locale.ROOT, "%s %.2f in the table, %.2f from its req/s medians (rounds %.2f to"
+                    + " %.2f)", label.apply(kind), paired, ofMedians, Arrays.stream(rounds).min().orElse(Double.NaN),
+                    Arrays.stream(rounds).max().orElse(Double.NaN)));
+            }
+        }
+        if (parts.isEmpty()) {
+            return null;
+        }
+        return "- " + store + ": **the rounds disagree**, so the ratio to no filter (the median of the rounds' ratios)"
+            + " and the ratio of the req/s medians part: " + String.join("; ", parts) + ". The machine's speed moved"
+            + " between the rounds; one run places these figures no closer than their rounds' spread: run again, or"
+            + " with more rounds (--rounds=), before reading them against a target";
     }
 
     private static double ratio(Wrk.Result run, Wrk.Result baseline) {

@@ -43,6 +43,37 @@ class LoadBenchmarkTest {
     }
 
     @Test
+    void roundsWhoseRatioAndReqPerSecondMediansPartAreCalledOut() {
+        // the in-memory new keys of benchmarks/README's 47ff384 entry: rounds 0.85, 0.67, 0.85
+        // make a median ratio of 0.85, while the req/s medians (39,865 against 57,381) make 0.69
+        Map<Wrk.Kind, List<Wrk.Result>> loaded = new EnumMap<>(Wrk.Kind.class);
+        loaded.put(Wrk.Kind.BASELINE_NEW, runs(46_900, 59_500, 57_381));
+        loaded.put(Wrk.Kind.NEW_KEYS, runs(39_865, 39_865, 48_774));
+        loaded.put(Wrk.Kind.FLOOR, runs(45_500, 57_700, 55_700)); // 0.97 each round: agrees
+
+        String caution = LoadBenchmark.roundsDisagree("memory", loaded, Wrk.Kind::name);
+
+        assertThat(caution).startsWith("- memory: **the rounds disagree**")
+            .contains("NEW_KEYS 0.85 in the table, 0.69 from its req/s medians (rounds 0.67 to 0.85)")
+            .doesNotContain("FLOOR").contains("--rounds=");
+    }
+
+    @Test
+    void roundsThatAgreeSayNothing() {
+        Map<Wrk.Kind, List<Wrk.Result>> loaded = new EnumMap<>(Wrk.Kind.class);
+        loaded.put(Wrk.Kind.BASELINE_NEW, runs(50_000, 40_000, 52_000));
+        // a slow spell in the second round hit both sides: 0.80, 0.80, 0.81, and 0.80 from the medians
+        loaded.put(Wrk.Kind.NEW_KEYS, runs(40_000, 32_000, 42_000));
+        loaded.put(Wrk.Kind.BASELINE_REPLAY, runs(50_000, 51_000, 49_000));
+        loaded.put(Wrk.Kind.REPLAYS, runs(75_000, 76_000, 74_000));
+
+        assertThat(LoadBenchmark.roundsDisagree("redis", loaded, Wrk.Kind::name)).isNull();
+        // a configuration whose baseline was not run is left out, not a failure
+        loaded.remove(Wrk.Kind.BASELINE_REPLAY);
+        assertThat(LoadBenchmark.roundsDisagree("redis", loaded, Wrk.Kind::name)).isNull();
+    }
+
+    @Test
     void eachRoundStartsOneConfigurationFurtherAlong() {
         List<Wrk.Kind> kinds = List.of(Wrk.Kind.BASELINE_NEW, Wrk.Kind.NEW_KEYS, Wrk.Kind.FLOOR);
 
