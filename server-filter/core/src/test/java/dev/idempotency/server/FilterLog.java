@@ -9,14 +9,17 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The filter's log lines written while one test runs (a JUnit extension: register it as an
- * instance field with {@code @RegisterExtension}). It captures from {@code from} up, lowering the
- * logger's level for the test when the tests' logging configuration (WARN) would drop them.
+ * The filter's log lines written while a test runs, captured from {@code from} up, lowering the
+ * logger's level meanwhile when the tests' logging configuration (WARN) would drop them. Two
+ * forms: for every test of a class, a JUnit extension registered as an instance field with
+ * {@code @RegisterExtension}; for part of one test, {@link #capture(Level)} in a
+ * try-with-resources, so the lower level stays within that test.
  */
-final class FilterLog implements BeforeEachCallback, AfterEachCallback {
+final class FilterLog implements BeforeEachCallback, AfterEachCallback, AutoCloseable {
 
     private final Logger logger = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
     private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
@@ -27,8 +30,24 @@ final class FilterLog implements BeforeEachCallback, AfterEachCallback {
         this.from = from;
     }
 
+    /** @return a capture that runs until it is closed */
+    static FilterLog capture(Level from) {
+        FilterLog log = new FilterLog(from);
+        log.start();
+        return log;
+    }
+
     @Override
     public void beforeEach(ExtensionContext context) {
+        start();
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        close();
+    }
+
+    private void start() {
         configured = logger.getLevel();
         if (!logger.isEnabledFor(from)) {
             logger.setLevel(from);
@@ -39,7 +58,7 @@ final class FilterLog implements BeforeEachCallback, AfterEachCallback {
     }
 
     @Override
-    public void afterEach(ExtensionContext context) {
+    public void close() {
         logger.detachAppender(appender);
         appender.stop();
         logger.setLevel(configured);
@@ -47,9 +66,14 @@ final class FilterLog implements BeforeEachCallback, AfterEachCallback {
 
     /** @return the formatted lines of {@code level} that start with {@code prefix}, in order */
     List<String> lines(Level level, String prefix) {
+        return events().stream().filter(e -> e.getLevel() == level)
+            .map(ILoggingEvent::getFormattedMessage).filter(m -> m.startsWith(prefix)).toList();
+    }
+
+    /** @return every line captured so far, in order */
+    List<ILoggingEvent> events() {
         synchronized (appender) { // appends hold the appender's lock
-            return appender.list.stream().filter(e -> e.getLevel() == level)
-                .map(ILoggingEvent::getFormattedMessage).filter(m -> m.startsWith(prefix)).toList();
+            return new ArrayList<>(appender.list);
         }
     }
 }

@@ -4,6 +4,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.Http;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Requires;
@@ -25,6 +26,7 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -187,10 +189,7 @@ class HostileBodyTest {
     @Test
     @DisplayName("S8: a client that aborts its upload is one DEBUG line without a stack trace; the handler does not run")
     void clientAbortIsNotAnError() throws Exception {
-        Logger filterLog = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
-        Level level = filterLog.getLevel();
-        filterLog.setLevel(Level.DEBUG);
-        try {
+        try (FilterLog filterLog = FilterLog.capture(Level.DEBUG)) {
             int before = api.calls.get();
             for (int i = 0; i < 5; i++) {
                 try (Socket socket = new Socket(server.getHost(), server.getPort())) {
@@ -203,20 +202,16 @@ class HostileBodyTest {
                     Thread.sleep(50);
                 } // closed mid-body
             }
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (aborts().size() < 5 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            assertThat(aborts()).hasSize(5).allSatisfy(e -> assertThat(e.getThrowableProxy()).isNull());
+            Await.until("five DEBUG lines for the aborted uploads", Duration.ofSeconds(5),
+                () -> aborts(filterLog).size() >= 5);
+            assertThat(aborts(filterLog)).hasSize(5).allSatisfy(e -> assertThat(e.getThrowableProxy()).isNull());
             assertThat(api.calls.get()).isEqualTo(before);
             assertThat(errors()).isEmpty();
-        } finally {
-            filterLog.setLevel(level);
         }
     }
 
-    private List<ILoggingEvent> aborts() {
-        return events().stream()
+    private static List<ILoggingEvent> aborts(FilterLog filterLog) {
+        return filterLog.events().stream()
             .filter(e -> e.getLevel() == Level.DEBUG && e.getFormattedMessage().contains("before its body was read"))
             .toList();
     }

@@ -630,29 +630,18 @@ class IdempotencyFilterTest {
     @Test
     @DisplayName("S22/S5: log lines name the outcome and a hash of the key, never the raw key or the body")
     void logsCarryOutcomeAndKeyHashOnly() {
-        ch.qos.logback.classic.Logger logger =
-            (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(IdempotencyFilter.class);
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
-            new ch.qos.logback.core.read.ListAppender<>();
-        appender.start();
-        ch.qos.logback.classic.Level previous = logger.getLevel();
-        logger.setLevel(ch.qos.logback.classic.Level.DEBUG);
-        logger.addAppender(appender);
-        try {
+        try (FilterLog log = FilterLog.capture(ch.qos.logback.classic.Level.DEBUG)) {
             String rawKey = "secret-key-" + UUID.randomUUID();
             String secretBody = "{\"amount\":4242,\"currency\":\"EUR\",\"card\":\"4111111111111111\"}";
             http.postJson("/t/payments", "\"" + rawKey + "\"", secretBody);
             http.postJson("/t/payments", "\"" + rawKey + "\"", secretBody);
-            List<String> lines = appender.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+            List<String> lines = log.events().stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
                 .toList();
             assertThat(lines).anyMatch(l -> l.contains("outcome=executed"));
             assertThat(lines).anyMatch(l -> l.contains("outcome=replayed"));
             assertThat(lines).allMatch(l -> l.matches(".*key=[0-9a-f]{12}( .*)?"));
             assertThat(String.join("\n", lines)).doesNotContain(rawKey).doesNotContain("4111111111111111")
                 .doesNotContain("4242");
-        } finally {
-            logger.detachAppender(appender);
-            logger.setLevel(previous);
         }
     }
 }
