@@ -10,6 +10,10 @@
 # Usage, from the repository root, after
 #   mvn -B -q -pl benchmarks/load -am package -DskipTests:
 #   benchmarks/load/pinned-cores.sh [rounds=10] [seconds=5]      (about 5 minutes)
+# The service's JVM sees one CPU, so it runs the serial collector unless SERVICE_JVM_OPTS says
+# otherwise (the load benchmark's service sees two and runs G1): SERVICE_JVM_OPTS adds JVM flags
+# (e.g. -XX:+UseG1GC), SERVICE_PROPS the service's properties (e.g.
+# idempotency.store.memory.max-entries=2000).
 # Needs wrk, taskset, GNU awk (asort) and at least two CPUs.
 set -euo pipefail
 ROUNDS=${1:-10}
@@ -25,8 +29,9 @@ SCRIPT=$DIR/new-keys.lua
 java -cp "$JAR" dev.idempotency.benchmarks.load.Wrk > "$SCRIPT" # the load benchmark's new-key script
 mkfifo "$DIR/in" "$DIR/out"
 # the service answers on stdin (LoadApp ends when it closes): hold it open until the end
-taskset -c "${SERVICE_CPUS:-0}" java -Xms1g -Xmx1g -cp "$JAR" dev.idempotency.benchmarks.load.LoadApp \
-  idempotency.store.redis.enabled=false < "$DIR/in" > "$DIR/out" 2>"$DIR/service.log" &
+# shellcheck disable=SC2086 # the two lists split into words on purpose
+taskset -c "${SERVICE_CPUS:-0}" java -Xms1g -Xmx1g ${SERVICE_JVM_OPTS:-} -cp "$JAR" dev.idempotency.benchmarks.load.LoadApp \
+  idempotency.store.redis.enabled=false ${SERVICE_PROPS:-} < "$DIR/in" > "$DIR/out" 2>"$DIR/service.log" &
 PID=$!
 exec 3> "$DIR/in" 4< "$DIR/out"
 PORT=
