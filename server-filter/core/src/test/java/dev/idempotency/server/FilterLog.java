@@ -70,6 +70,11 @@ final class FilterLog implements BeforeEachCallback, AfterEachCallback, AutoClos
             .map(ILoggingEvent::getFormattedMessage).filter(m -> m.startsWith(prefix)).toList();
     }
 
+    /** @return the formatted text of every line captured so far, in order */
+    List<String> lines() {
+        return events().stream().map(ILoggingEvent::getFormattedMessage).toList();
+    }
+
     /** @return every line captured so far, in order */
     List<ILoggingEvent> events() {
         synchronized (appender) { // appends hold the appender's lock

@@ -7,7 +7,10 @@ import java.util.function.BooleanSupplier;
  * Waiting in tests for something another thread does: the condition is checked every 10 ms until
  * it holds, and the test fails with what it waited for once the time is up. For effects with no
  * event to wait on (a log line, a counter, a broker's delivery); a latch or a future is better
- * where the code offers one.
+ * where the code offers one. It sleeps between checks, so it is for a test's own thread only:
+ * never call it from an event loop, a handler or a consumer callback. Every caller today is a test
+ * method; the store TCK, the one module that takes this module in compile scope, uses only its
+ * {@code MutableClock}, and nothing under its BlockHound suite calls this.
  */
 public final class Await {
 
