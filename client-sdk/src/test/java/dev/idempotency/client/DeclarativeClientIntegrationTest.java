@@ -1,14 +1,12 @@
 package dev.idempotency.client;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.client.ClientTestApi.NewPayment;
 import dev.idempotency.client.ClientTestApi.Payment;
 import dev.idempotency.client.DeclarativeTestClients.LossyNetwork;
 import dev.idempotency.client.DeclarativeTestClients.NaiveClient;
 import dev.idempotency.client.DeclarativeTestClients.PaymentsClient;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
 import dev.idempotency.client.TestTime.RecordingSleeper;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -26,7 +24,6 @@ import jakarta.inject.Singleton;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -259,25 +256,15 @@ class DeclarativeClientIntegrationTest {
     @Test
     @DisplayName("C8/C10: a declarative retry is one log line, a resilience4j retry and Micrometer meters, like the programmatic client")
     void visibility() {
-        Logger logger = (Logger) LoggerFactory.getLogger(IdempotentClient.class);
-        ListAppender<ILoggingEvent> logs = new ListAppender<>();
-        logs.start();
-        logger.addAppender(logs);
-        Level level = logger.getLevel();
-        logger.setLevel(Level.INFO);
         double retriesBefore = METERS.counter("idempotency.client.retries", "client", "decl", "reason", "status-503").count();
-        try {
+        try (LogCapture log = LogCapture.of(IdempotentClient.class, Level.INFO).start()) {
             payments.flaky(1, payment(3));
             String key = IdempotentCalls.lastResult().orElseThrow().key();
-            assertThat(logs.list).hasSize(1);
-            assertThat(logs.list.get(0).getFormattedMessage())
+            assertThat(log.lines()).singleElement().asString()
                 .contains("POST /d/flaky/1", "PaymentsClient.flaky", "attempt 1 of 4", "status 503",
                     "retrying in " + SLEEPER.sleeps.get(0).toMillis() + " ms", key);
             assertThat(METERS.counter("idempotency.client.retries", "client", "decl", "reason", "status-503").count())
                 .isEqualTo(retriesBefore + 1);
-        } finally {
-            logger.detachAppender(logs);
-            logger.setLevel(level);
         }
     }
 

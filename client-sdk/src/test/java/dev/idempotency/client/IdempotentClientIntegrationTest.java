@@ -1,10 +1,9 @@
 package dev.idempotency.client;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import ch.qos.logback.classic.Level;
 import dev.idempotency.client.ClientTestApi.NewPayment;
 import dev.idempotency.client.ClientTestApi.Payment;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
 import dev.idempotency.client.TestTime.RecordingSleeper;
 import io.github.resilience4j.retry.event.RetryOnRetryEvent;
@@ -18,7 +17,6 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.net.ConnectException;
 import java.net.ServerSocket;
@@ -218,28 +216,20 @@ class IdempotentClientIntegrationTest {
         IdempotentClient client = IdempotentClient.create(http, config().name("visible").meterRegistry(meters).build());
         List<RetryOnRetryEvent> events = new CopyOnWriteArrayList<>();
         client.retry().getEventPublisher().onRetry(events::add);
-        Logger logger = (Logger) LoggerFactory.getLogger(IdempotentClient.class);
-        ListAppender<ILoggingEvent> logs = new ListAppender<>();
-        logs.start();
-        logger.addAppender(logs);
-        ch.qos.logback.classic.Level level = logger.getLevel();
-        logger.setLevel(ch.qos.logback.classic.Level.INFO);
-        try {
+        try (LogCapture log = LogCapture.of(IdempotentClient.class, Level.INFO).start()) {
             IdempotentResult<byte[]> r = client.execute(IdempotentOperation.post("/c/flaky/2", payment(3)));
             assertThat(events).hasSize(2);
             assertThat(events).extracting(RetryOnRetryEvent::getWaitInterval).containsExactlyElementsOf(sleeper.sleeps);
-            assertThat(logs.list).hasSize(2);
-            assertThat(logs.list.get(0).getFormattedMessage())
+            List<String> lines = log.lines();
+            assertThat(lines).hasSize(2);
+            assertThat(lines.get(0))
                 .contains("attempt 1 of 4", "status 503", "retrying in " + sleeper.sleeps.get(0).toMillis() + " ms", r.key());
-            assertThat(logs.list.get(1).getFormattedMessage()).contains("attempt 2 of 4");
+            assertThat(lines.get(1)).contains("attempt 2 of 4");
             assertThat(meters.counter("idempotency.client.attempts", "client", "visible").count()).isEqualTo(3);
             assertThat(meters.counter("idempotency.client.retries", "client", "visible", "reason", "status-503").count()).isEqualTo(2);
             assertThat(meters.counter("idempotency.client.outcomes", "client", "visible", "outcome", "success").count()).isEqualTo(1);
             assertThat(meters.find("resilience4j.retry.calls").tag("name", "visible").tag("kind", "successful_with_retry")
                 .functionCounter().count()).isEqualTo(1);
-        } finally {
-            logger.detachAppender(logs);
-            logger.setLevel(level);
         }
     }
 

@@ -9,6 +9,7 @@ import dev.idempotency.server.store.RecordInfo;
 import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.testsupport.Await;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -101,7 +102,7 @@ class CompletionRetryTest {
     private final IdempotencyScheduler scheduler = new IdempotencyScheduler();
     private final Settlement settlement = metrics.settlement(store, scheduler);
     @RegisterExtension
-    final FilterLog log = new FilterLog(Level.INFO);
+    final LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.INFO);
 
     @AfterEach
     void stop() {

@@ -1,11 +1,10 @@
 package dev.idempotency.server;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.Http;
+import dev.idempotency.testsupport.LogCapture;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.annotation.Body;
@@ -14,11 +13,11 @@ import io.micronaut.http.annotation.Post;
 import io.micronaut.runtime.server.EmbeddedServer;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import jakarta.inject.Inject;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.Logger;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -57,7 +56,9 @@ class HostileBodyTest {
     Api api;
 
     Http http;
-    ListAppender<ILoggingEvent> log;
+    /** Every logger's lines, at the tests' configured levels. */
+    @RegisterExtension
+    final LogCapture log = LogCapture.of(Logger.ROOT_LOGGER_NAME, Level.WARN);
 
     @Controller("/h")
     @Requires(property = "spec.name", value = "HostileBodyTest")
@@ -79,14 +80,6 @@ class HostileBodyTest {
     @BeforeEach
     void setUp() {
         http = new Http(server.getURI());
-        log = new ListAppender<>();
-        log.start();
-        ((Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME)).addAppender(log);
-    }
-
-    @AfterEach
-    void tearDown() {
-        ((Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME)).detachAppender(log);
     }
 
     private static String key() {
@@ -189,7 +182,7 @@ class HostileBodyTest {
     @Test
     @DisplayName("S8: a client that aborts its upload is one DEBUG line without a stack trace; the handler does not run")
     void clientAbortIsNotAnError() throws Exception {
-        try (FilterLog filterLog = FilterLog.capture(Level.DEBUG)) {
+        try (LogCapture filterLog = LogCapture.of(IdempotencyFilter.class, Level.DEBUG).start()) {
             int before = api.calls.get();
             for (int i = 0; i < 5; i++) {
                 try (Socket socket = new Socket(server.getHost(), server.getPort())) {
@@ -210,22 +203,15 @@ class HostileBodyTest {
         }
     }
 
-    private static List<ILoggingEvent> aborts(FilterLog filterLog) {
+    private static List<ILoggingEvent> aborts(LogCapture filterLog) {
         return filterLog.events().stream()
             .filter(e -> e.getLevel() == Level.DEBUG && e.getFormattedMessage().contains("before its body was read"))
             .toList();
     }
 
-    /** A copy of what was logged: the appender adds under its own lock (AppenderBase.doAppend). */
-    private List<ILoggingEvent> events() {
-        synchronized (log) {
-            return new ArrayList<>(log.list);
-        }
-    }
-
     private List<String> errors() {
         List<String> out = new ArrayList<>();
-        for (ILoggingEvent e : events()) {
+        for (ILoggingEvent e : log.events()) {
             if (e.getLevel().isGreaterOrEqual(Level.WARN) || e.getThrowableProxy() != null) {
                 out.add(e.getLevel() + " " + e.getLoggerName() + ": " + e.getFormattedMessage()
                     + (e.getThrowableProxy() == null ? "" : " / " + e.getThrowableProxy().getClassName()));

@@ -1,11 +1,10 @@
 package dev.idempotency.server;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idempotency.testsupport.Http;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.context.annotation.Property;
@@ -14,13 +13,13 @@ import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -114,19 +113,15 @@ class IdempotencyEndpointTest {
         assertThat(wrongToken.statusCode()).isEqualTo(409);
         assertThat(Http.body(wrongToken)).contains("now held with fencing token " + token);
 
-        ListAppender<ILoggingEvent> audit = new ListAppender<>();
-        audit.start();
-        Logger logger = (Logger) LoggerFactory.getLogger("dev.idempotency.audit");
-        logger.addAppender(audit);
-        try {
+        List<String> audit;
+        try (LogCapture log = LogCapture.of("dev.idempotency.audit", Level.WARN).start()) {
             HttpResponse<byte[]> released = http().send("DELETE", "/idempotency/" + storeKey + "?fencingToken=" + token,
                 null, null, null);
             assertThat(released.statusCode()).as(Http.body(released)).isEqualTo(200);
             assertThat(JSON.readTree(released.body()).get("released").asBoolean()).isTrue();
-        } finally {
-            logger.detachAppender(audit);
+            audit = log.lines();
         }
-        assertThat(audit.list).singleElement().satisfies(e -> assertThat(e.getFormattedMessage())
+        assertThat(audit).singleElement().satisfies(line -> assertThat(line)
             .contains("released in-progress record " + storeKey).contains("fencing token " + token)
             .contains("an unauthenticated caller"));
         get("/idempotency/" + storeKey, 404);

@@ -1,6 +1,7 @@
 package dev.idempotency.server;
 
 import ch.qos.logback.classic.Level;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
 
 import dev.idempotency.testsupport.Http;
@@ -631,7 +632,7 @@ class IdempotencyFilterTest {
     @Test
     @DisplayName("S22/S5: log lines name the outcome and a hash of the key, never the raw key or the body")
     void logsCarryOutcomeAndKeyHashOnly() {
-        try (FilterLog log = FilterLog.capture(Level.DEBUG)) {
+        try (LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.DEBUG).start()) {
             String rawKey = "secret-key-" + UUID.randomUUID();
             String secretBody = "{\"amount\":4242,\"currency\":\"EUR\",\"card\":\"4111111111111111\"}";
             http.postJson("/t/payments", "\"" + rawKey + "\"", secretBody);

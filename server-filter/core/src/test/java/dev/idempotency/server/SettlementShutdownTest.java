@@ -5,6 +5,7 @@ import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.testsupport.LogCapture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -64,7 +65,7 @@ class SettlementShutdownTest {
     private final IdempotencyScheduler scheduler = new IdempotencyScheduler();
     private final Settlement settlement = metrics.settlement(store, scheduler);
     @RegisterExtension
-    final FilterLog log = new FilterLog(Level.ERROR);
+    final LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.ERROR);
 
     @AfterEach
     void stopScheduler() {

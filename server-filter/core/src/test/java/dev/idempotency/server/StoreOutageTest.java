@@ -9,6 +9,7 @@ import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.testsupport.LogCapture;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micronaut.context.annotation.Factory;
@@ -151,7 +152,7 @@ class StoreOutageTest {
     @Inject
     MeterRegistry meters;
     @RegisterExtension
-    final FilterLog log = new FilterLog(Level.WARN);
+    final LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.WARN);
     Http http;
 
     @BeforeEach

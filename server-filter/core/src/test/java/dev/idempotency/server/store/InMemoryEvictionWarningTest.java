@@ -1,14 +1,11 @@
 package dev.idempotency.server.store;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import ch.qos.logback.classic.Level;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
@@ -24,20 +21,9 @@ class InMemoryEvictionWarningTest {
 
     private final MutableClock clock = new MutableClock();
     private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(clock, 2);
-    private final Logger logger = (Logger) LoggerFactory.getLogger(InMemoryIdempotencyStore.class);
-    private final ListAppender<ILoggingEvent> log = new ListAppender<>();
+    @RegisterExtension
+    final LogCapture log = LogCapture.of(InMemoryIdempotencyStore.class, Level.WARN);
     private int keys;
-
-    @BeforeEach
-    void listen() {
-        log.start();
-        logger.addAppender(log);
-    }
-
-    @AfterEach
-    void stopListening() {
-        logger.detachAppender(log);
-    }
 
     private void completeOne() {
         String key = "key-" + keys++;
@@ -48,7 +34,7 @@ class InMemoryEvictionWarningTest {
     }
 
     private List<String> warnings() {
-        return log.list.stream().map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains("evicted")).toList();
+        return log.linesContaining("evicted");
     }
 
     @Test

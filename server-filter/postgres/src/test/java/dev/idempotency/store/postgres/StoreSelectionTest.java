@@ -1,12 +1,11 @@
 package dev.idempotency.store.postgres;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import ch.qos.logback.classic.Level;
 import dev.idempotency.server.IdempotencyFilter;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRedis;
 import io.micronaut.context.ApplicationContext;
@@ -14,7 +13,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
 import java.util.List;
@@ -74,13 +72,8 @@ class StoreSelectionTest {
     @DisplayName("O1: idempotency.store.type picks the store whatever else is on the classpath or enabled, and the INFO line"
         + " names it and says whether the instance shuts down gracefully")
     void typeDecidesAlone() {
-        ListAppender<ILoggingEvent> log = new ListAppender<>();
-        log.start();
-        Logger filterLog = (Logger) LoggerFactory.getLogger(IdempotencyFilter.class);
-        filterLog.addAppender(log);
-        ch.qos.logback.classic.Level level = filterLog.getLevel();
-        filterLog.setLevel(ch.qos.logback.classic.Level.INFO);
-        try {
+        List<String> lines;
+        try (LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.INFO).start()) {
             try (ApplicationContext ctx = ApplicationContext.run(with(both(), "idempotency.store.type", "postgres",
                 "idempotency.store.redis.enabled", "true"))) {
                 assertThat(ctx.getBean(IdempotencyStore.class)).isInstanceOf(PostgresIdempotencyStore.class);
@@ -94,14 +87,7 @@ class StoreSelectionTest {
                 "micronaut.lifecycle.graceful-shutdown.grace-period", "20s"))) {
                 assertThat(ctx.getBean(IdempotencyStore.class)).isInstanceOf(InMemoryIdempotencyStore.class);
             }
-        } finally {
-            filterLog.setLevel(level);
-            filterLog.detachAppender(log);
-        }
-        List<String> lines;
-        synchronized (log) {
-            lines = log.list.stream().map(ILoggingEvent::getFormattedMessage)
-                .filter(m -> m.startsWith("idempotency store: ")).toList();
+            lines = log.lines(Level.INFO, "idempotency store: ");
         }
         assertThat(lines).hasSize(3);
         assertThat(lines.get(0)).contains("PostgreSQL table " + schema + ".idempotency_records on datasource 'default'")

@@ -1,17 +1,14 @@
 package dev.idempotency.store.redis;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.RedisServerProcess;
 import io.micronaut.context.ApplicationContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.util.List;
 import java.util.Map;
@@ -41,21 +38,13 @@ class EvictionPolicyCheckTest {
     }
 
     private static List<String> warningsWhileStarting(String uri, Map<String, Object> extra) {
-        ListAppender<ILoggingEvent> log = new ListAppender<>();
-        log.start();
-        Logger storeLog = (Logger) LoggerFactory.getLogger(RedisIdempotencyStore.class);
-        storeLog.addAppender(log);
-        try {
+        try (LogCapture log = LogCapture.of(RedisIdempotencyStore.class, Level.WARN).start()) {
             Map<String, Object> p = new java.util.HashMap<>(extra);
             p.put("redis.uri", uri);
             try (ApplicationContext ctx = ApplicationContext.run(p)) {
                 assertThat(ctx.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
             }
-        } finally {
-            storeLog.detachAppender(log);
-        }
-        synchronized (log) {
-            return log.list.stream().filter(e -> e.getLevel() == Level.WARN).map(ILoggingEvent::getFormattedMessage).toList();
+            return log.lines(Level.WARN, "");
         }
     }
 
