@@ -17,9 +17,11 @@ import java.util.List;
  * read. Every line the logger lets through is captured, so at least those of {@code from} and
  * above: while capturing, the logger's level is lowered to {@code from} when the tests' logging
  * configuration (WARN) would drop them, and put back afterwards; a logger already more verbose
- * is left as it is, and its lower lines are captured too (filter by level when that matters). Two forms: for every test of a class, a JUnit extension registered as an
- * instance field with {@code @RegisterExtension}; for part of one test, {@link #start()} in a
- * try-with-resources, so the lower level stays within that test.
+ * is left as it is, and its lower lines are captured too (filter by level when that matters).
+ *
+ * <p>Two forms: for every test of a class, a JUnit extension registered as an instance field with
+ * {@code @RegisterExtension}; for part of one test, {@link #start()} in a try-with-resources, so
+ * the lower level stays within that test.
  *
  * <pre>{@code
  * try (LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.DEBUG).start()) {
