@@ -1,5 +1,6 @@
 package dev.idempotency.server;
 
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.MutableClock;
 
 import dev.idempotency.testsupport.Http;
@@ -114,10 +115,8 @@ class ConcurrencyAndLeaseTest {
             // Hold the one execution until every other racer has been answered (409 while in flight),
             // then let it finish; later racers (if any are still in flight) see the replay.
             assertThat(api.entered.computeIfAbsent(1, k -> new CountDownLatch(1)).await(20, TimeUnit.SECONDS)).isTrue();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (futures.stream().filter(Future::isDone).count() < n - 1 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            Await.until("every racer but the held one answered", Duration.ofSeconds(20),
+                () -> futures.stream().filter(Future::isDone).count() >= n - 1);
             int conflicts = 0;
             List<Future<java.net.http.HttpResponse<byte[]>>> rest = new ArrayList<>();
             for (Future<java.net.http.HttpResponse<byte[]>> f : futures) {

@@ -2,6 +2,7 @@ package dev.idempotency.server;
 
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.MutableClock;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
@@ -11,7 +12,6 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,10 +35,8 @@ class InMemoryScheduledPurgeTest {
             .isInstanceOf(AcquireResult.Acquired.class);
         clock.advance(Duration.ofSeconds(6));
         int before = store.size();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (store.size() >= before && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        Await.until("the scheduled purge removed the expired record", Duration.ofSeconds(10),
+            () -> store.size() < before);
         // purged, not merely expired: a new acquire is a fresh record, not a takeover
         AcquireResult again = store.acquire(storeKey, fp, Duration.ofSeconds(5)).toCompletableFuture().join();
         assertThat(again).isInstanceOf(AcquireResult.Acquired.class);

@@ -1,5 +1,6 @@
 package dev.idempotency.server;
 
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.Http;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.runtime.server.EmbeddedServer;
@@ -16,6 +17,7 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -173,10 +175,7 @@ class StreamingResponsesTest {
     }
 
     private void awaitCalls(String route, int calls) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (api.calls(route) < calls && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Await.until(calls + " calls of " + route, Duration.ofSeconds(10), () -> api.calls(route) >= calls);
     }
 
     private Socket open(String path, String key) throws Exception {

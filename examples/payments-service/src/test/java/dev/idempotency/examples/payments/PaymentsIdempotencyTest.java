@@ -1,5 +1,6 @@
 package dev.idempotency.examples.payments;
 
+import dev.idempotency.testsupport.Await;
 import io.micronaut.json.JsonMapper;
 import io.micronaut.runtime.server.EmbeddedServer;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -243,11 +245,9 @@ class PaymentsIdempotencyTest {
         long started = ledger.snapshot(0).handlerExecutions();
         CompletableFuture<HttpResponse<byte[]>> slow =
             CompletableFuture.supplyAsync(() -> api.post("/payments", key, PAYMENT, "X-Demo-Delay", "2000"));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (ledger.snapshot(0).handlerExecutions() == started) { // the slow handler holds the key now
-            assertThat(System.nanoTime()).as("the slow request reached its handler").isLessThan(deadline);
-            Thread.sleep(10);
-        }
+        // the slow handler holds the key now
+        Await.until("the slow request reached its handler", Duration.ofSeconds(10),
+            () -> ledger.snapshot(0).handlerExecutions() != started);
 
         HttpResponse<byte[]> duplicate = api.post("/payments", key, PAYMENT);
         HttpResponse<byte[]> otherPayload = api.post("/payments", key, PAYMENT.replace("1000", "1"));
