@@ -450,11 +450,24 @@ final class RedisConnector implements AutoCloseable {
             // a loop that already stopped (the server shut down first) took its channel with it, and
             // nothing waits on it any more: close without waiting then, never hang the shutdown
             boolean loopGone = loop != null && loop.isShuttingDown();
-            if (conn != null) {
-                await(conn.closeAsync(), loopGone);
-            }
+            // the connection first (a cluster connection closes its nodes' with it), then the client,
+            // only once that close has finished: a client shut down earlier closes the connections
+            // still closing a second time, and Lettuce warns of each
+            CompletableFuture<?> closing = conn == null ? CompletableFuture.completedFuture(null) : conn.closeAsync();
             if (c != null) {
-                await(c.shutdownAsync(0, CLOSE_WAIT_SECONDS, TimeUnit.SECONDS), loopGone);
+                closing = closing.copy() // a copy: the timeout must not complete Lettuce's own future
+                    .orTimeout(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)
+                    .handle((v, failure) -> null)
+                    .thenCompose(v -> c.shutdownAsync(0, CLOSE_WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            if (!loopGone) {
+                try {
+                    closing.get(2 * CLOSE_WAIT_SECONDS + 1, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (Exception e) {
+                    // closing on the way out: a failure or a slow close leaves nothing to clean up here
+                }
             }
             if (r != null) {
                 // only what is its own; shared event loops stay
@@ -469,19 +482,6 @@ final class RedisConnector implements AutoCloseable {
             if (loopTicker != null) {
                 loopTicker.cancel(false);
                 loopTicker = null;
-            }
-        }
-
-        private static void await(CompletableFuture<?> closing, boolean loopGone) {
-            if (loopGone) {
-                return;
-            }
-            try {
-                closing.get(CLOSE_WAIT_SECONDS + 1, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (Exception e) {
-                // closing on the way out: a failure or a slow close leaves nothing to clean up here
             }
         }
     }

@@ -1,12 +1,16 @@
 package dev.idempotency.store.redis;
 
+import ch.qos.logback.classic.Level;
 import dev.idempotency.testsupport.LocalRedisCluster;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.RedisServerProcess;
 
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;
 import dev.idempotency.testsupport.MutableClock;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -83,6 +87,22 @@ class RedisClusterIdempotencyStoreContractTest extends IdempotencyStoreContractT
             }
         }
         assertThat(owners).hasSize(3);
+    }
+
+    @Test
+    @DisplayName("S17: cluster: closing the store closes its cluster connection and the masters' connections under it,"
+        + " each once: Lettuce warns of no second close")
+    void closeClosesEveryConnectionOnce() {
+        for (int i = 0; i < 30; i++) { // keys on all three masters, so each has a connection
+            assertThat(acquire(newKey(), fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+        }
+        List<StatefulConnection<byte[], byte[]>> connections = redisStore.connections();
+        assertThat(connections).hasSize(1);
+        try (LogCapture lettuce = LogCapture.of(RedisChannelHandler.class, Level.WARN).start()) {
+            redisStore.close();
+            assertThat(connections).noneMatch(StatefulConnection::isOpen);
+            assertThat(lettuce.lines()).isEmpty();
+        }
     }
 
     @Test

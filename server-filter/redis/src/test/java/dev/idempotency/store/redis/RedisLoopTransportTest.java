@@ -1,8 +1,12 @@
 package dev.idempotency.store.redis;
 
+import ch.qos.logback.classic.Level;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.api.StatefulConnection;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -128,6 +132,43 @@ class RedisLoopTransportTest {
             assertThat(store.describe()).doesNotContain("per event loop");
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    @Test
+    @DisplayName("S17: closing the store closes its shared and its event loops' connections, each once (Lettuce"
+        + " warns of no second close), whether the loops still run or are stopping (a server shut down before"
+        + " the store)")
+    void closeClosesEveryConnectionOnce() throws Exception {
+        for (boolean loopsStopFirst : new boolean[] {false, true}) {
+            MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+            RedisIdempotencyStore store = store();
+            List<StatefulConnection<byte[], byte[]>> connections;
+            try (LogCapture lettuce = LogCapture.of(RedisChannelHandler.class, Level.WARN).start()) {
+                try {
+                    for (int i = 0; i < 2; i++) {
+                        EventLoop loop = group.next();
+                        assertThat(onLoop(loop, () -> store.acquire(UUID.randomUUID().toString(), bytes("a"),
+                            Duration.ofSeconds(30))).value()).isInstanceOf(AcquireResult.Acquired.class);
+                    }
+                    assertThat(store.acquire(UUID.randomUUID().toString(), bytes("a"), Duration.ofSeconds(30))
+                        .toCompletableFuture().get(10, TimeUnit.SECONDS)).isInstanceOf(AcquireResult.Acquired.class);
+                    connections = store.connections();
+                    assertThat(connections).as("the shared connection and one of each loop").hasSize(3);
+                    if (loopsStopFirst) {
+                        // as a server's shutdown leaves them to the store: stopping, their channels still open
+                        group.shutdownGracefully(1, 5, TimeUnit.SECONDS);
+                        assertThat(group.isShuttingDown()).isTrue();
+                    }
+                    store.close();
+                } finally {
+                    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+                }
+                assertThat(connections).as("loops stopping: %s", loopsStopFirst)
+                    .noneMatch(StatefulConnection::isOpen);
+                assertThat(store.connections()).isEmpty();
+                assertThat(lettuce.lines()).as("loops stopping: %s", loopsStopFirst).isEmpty();
+            }
         }
     }
 
