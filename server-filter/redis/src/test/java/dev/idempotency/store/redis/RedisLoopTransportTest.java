@@ -3,10 +3,12 @@ package dev.idempotency.store.redis;
 import ch.qos.logback.classic.Level;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.StoredResponse;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -140,36 +142,51 @@ class RedisLoopTransportTest {
         + " warns of no second close), whether the loops still run or are stopping (a server shut down before"
         + " the store)")
     void closeClosesEveryConnectionOnce() throws Exception {
-        for (boolean loopsStopFirst : new boolean[] {false, true}) {
-            MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
-            RedisIdempotencyStore store = store();
-            List<StatefulConnection<byte[], byte[]>> connections;
-            try (LogCapture lettuce = LogCapture.of(RedisChannelHandler.class, Level.WARN).start()) {
-                try {
-                    for (int i = 0; i < 2; i++) {
-                        EventLoop loop = group.next();
-                        assertThat(onLoop(loop, () -> store.acquire(UUID.randomUUID().toString(), bytes("a"),
-                            Duration.ofSeconds(30))).value()).isInstanceOf(AcquireResult.Acquired.class);
-                    }
-                    assertThat(store.acquire(UUID.randomUUID().toString(), bytes("a"), Duration.ofSeconds(30))
-                        .toCompletableFuture().get(10, TimeUnit.SECONDS)).isInstanceOf(AcquireResult.Acquired.class);
-                    connections = store.connections();
-                    assertThat(connections).as("the shared connection and one of each loop").hasSize(3);
-                    if (loopsStopFirst) {
-                        // as a server's shutdown leaves them to the store: stopping, their channels still open
-                        group.shutdownGracefully(1, 5, TimeUnit.SECONDS);
-                        assertThat(group.isShuttingDown()).isTrue();
-                    }
-                    store.close();
-                } finally {
-                    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-                }
-                assertThat(connections).as("loops stopping: %s", loopsStopFirst)
-                    .noneMatch(StatefulConnection::isOpen);
-                assertThat(store.connections()).isEmpty();
-                assertThat(lettuce.lines()).as("loops stopping: %s", loopsStopFirst).isEmpty();
+        try (StatefulRedisConnection<String, String> probe = redis.client.connect()) {
+            for (boolean loopsStopFirst : new boolean[] {false, true}) {
+                closeOnce(loopsStopFirst, probe);
             }
         }
+    }
+
+    /** @param probe a connection of the test's own to the same server, which counts the server's clients */
+    private void closeOnce(boolean loopsStopFirst, StatefulRedisConnection<String, String> probe) throws Exception {
+        long before = clients(probe);
+        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+        RedisIdempotencyStore store = store();
+        List<StatefulConnection<byte[], byte[]>> connections;
+        try (LogCapture lettuce = LogCapture.of(RedisChannelHandler.class, Level.WARN).start()) {
+            try {
+                for (int i = 0; i < 2; i++) {
+                    EventLoop loop = group.next();
+                    assertThat(onLoop(loop, () -> store.acquire(UUID.randomUUID().toString(), bytes("a"),
+                        Duration.ofSeconds(30))).value()).isInstanceOf(AcquireResult.Acquired.class);
+                }
+                assertThat(store.acquire(UUID.randomUUID().toString(), bytes("a"), Duration.ofSeconds(30))
+                    .toCompletableFuture().get(10, TimeUnit.SECONDS)).isInstanceOf(AcquireResult.Acquired.class);
+                connections = store.connections();
+                assertThat(connections).as("the shared connection and one of each loop").hasSize(3);
+                assertThat(clients(probe)).as("the server sees the three").isEqualTo(before + 3);
+                if (loopsStopFirst) {
+                    // as a server's shutdown leaves them to the store: stopping, their channels still open
+                    group.shutdownGracefully(1, 5, TimeUnit.SECONDS);
+                    assertThat(group.isShuttingDown()).isTrue();
+                }
+                store.close();
+            } finally {
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            }
+            assertThat(connections).as("loops stopping: %s", loopsStopFirst).noneMatch(StatefulConnection::isOpen);
+            assertThat(store.connections()).isEmpty();
+            Await.until("the server to see the store's three connections closed (loops stopping: " + loopsStopFirst
+                + ")", Duration.ofSeconds(10), () -> clients(probe) == before);
+            assertThat(lettuce.lines()).as("loops stopping: %s", loopsStopFirst).isEmpty();
+        }
+    }
+
+    /** @return how many clients the server has connected, {@code probe} included */
+    private static long clients(StatefulRedisConnection<String, String> probe) {
+        return probe.sync().clientList().lines().filter(l -> !l.isBlank()).count();
     }
 
     private RedisIdempotencyStore store() {
