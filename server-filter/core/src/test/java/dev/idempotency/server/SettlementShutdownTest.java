@@ -77,7 +77,7 @@ class SettlementShutdownTest {
     }
 
     private List<String> errors() {
-        return log.lines(Level.ERROR, "");
+        return log.lines(Level.ERROR);
     }
 
     @Test

@@ -99,6 +99,11 @@ public final class LogCapture implements BeforeEachCallback, AfterEachCallback, 
         return events().stream().map(ILoggingEvent::getFormattedMessage).toList();
     }
 
+    /** @return the formatted lines of {@code level} (that level only), in order */
+    public List<String> lines(Level level) {
+        return lines(level, "");
+    }
+
     /** @return the formatted lines of {@code level} that start with {@code prefix}, in order */
     public List<String> lines(Level level, String prefix) {
         return events().stream().filter(e -> e.getLevel() == level)

@@ -44,7 +44,7 @@ class EvictionPolicyCheckTest {
             try (ApplicationContext ctx = ApplicationContext.run(p)) {
                 assertThat(ctx.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
             }
-            return log.lines(Level.WARN, "");
+            return log.lines(Level.WARN);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.idempotency.store.redis;
 
 import ch.qos.logback.classic.Level;
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.LocalRedisCluster;
 import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.RedisServerProcess;
@@ -10,7 +11,9 @@ import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.tck.IdempotencyStoreContractTest;
 import dev.idempotency.testsupport.MutableClock;
 import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -92,17 +95,32 @@ class RedisClusterIdempotencyStoreContractTest extends IdempotencyStoreContractT
     @Test
     @DisplayName("S17: cluster: closing the store closes its cluster connection and the masters' connections under it,"
         + " each once: Lettuce warns of no second close")
-    void closeClosesEveryConnectionOnce() {
-        for (int i = 0; i < 30; i++) { // keys on all three masters, so each has a connection
-            assertThat(acquire(newKey(), fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+    void closeClosesEveryConnectionOnce() throws InterruptedException {
+        List<RedisClient> probes = cluster.nodes().stream().map(n -> RedisClient.create(n.uri())).toList();
+        try {
+            List<StatefulRedisConnection<String, String>> masters = probes.stream().map(RedisClient::connect).toList();
+            long before = clients(masters);
+            for (int i = 0; i < 30; i++) { // keys on all three masters, so each has a connection
+                assertThat(acquire(newKey(), fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.Acquired.class);
+            }
+            List<StatefulConnection<byte[], byte[]>> connections = redisStore.connections();
+            assertThat(connections).hasSize(1);
+            assertThat(clients(masters)).as("a connection to each master at least").isGreaterThanOrEqualTo(before + 3);
+            try (LogCapture lettuce = LogCapture.of(RedisChannelHandler.class, Level.WARN).start()) {
+                redisStore.close();
+                assertThat(connections).noneMatch(StatefulConnection::isOpen);
+                Await.until("the masters to see every connection of the store closed", Duration.ofSeconds(10),
+                    () -> clients(masters) <= before);
+                assertThat(lettuce.lines(Level.WARN)).isEmpty();
+            }
+        } finally {
+            probes.forEach(RedisClient::shutdown);
         }
-        List<StatefulConnection<byte[], byte[]>> connections = redisStore.connections();
-        assertThat(connections).hasSize(1);
-        try (LogCapture lettuce = LogCapture.of(RedisChannelHandler.class, Level.WARN).start()) {
-            redisStore.close();
-            assertThat(connections).noneMatch(StatefulConnection::isOpen);
-            assertThat(lettuce.lines()).isEmpty();
-        }
+    }
+
+    /** @return how many clients the masters have connected, the probes included */
+    private static long clients(List<StatefulRedisConnection<String, String>> masters) {
+        return masters.stream().mapToLong(m -> m.sync().clientList().lines().filter(l -> !l.isBlank()).count()).sum();
     }
 
     @Test

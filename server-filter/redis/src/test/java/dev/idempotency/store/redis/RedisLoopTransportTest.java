@@ -179,8 +179,8 @@ class RedisLoopTransportTest {
             assertThat(connections).as("loops stopping: %s", loopsStopFirst).noneMatch(StatefulConnection::isOpen);
             assertThat(store.connections()).isEmpty();
             Await.until("the server to see the store's three connections closed (loops stopping: " + loopsStopFirst
-                + ")", Duration.ofSeconds(10), () -> clients(probe) == before);
-            assertThat(lettuce.lines()).as("loops stopping: %s", loopsStopFirst).isEmpty();
+                + ")", Duration.ofSeconds(10), () -> clients(probe) <= before);
+            assertThat(lettuce.lines(Level.WARN)).as("loops stopping: %s", loopsStopFirst).isEmpty();
         }
     }
 
