@@ -100,24 +100,17 @@ public final class RedisServerProcess implements AutoCloseable {
      *     what a client opened and closed. Asked without a password, as {@link #requirePassword} is.
      */
     public int connectedClients() {
-        try (Socket s = RedisWire.open(URI.create(uri()), 2000)) {
-            s.setSoTimeout(2000);
-            s.getOutputStream().write(RedisWire.command("INFO", "clients"));
-            s.getOutputStream().flush();
-            InputStream in = s.getInputStream();
-            String header = RedisWire.line(in);
-            if (!header.startsWith("$")) {
-                throw new IllegalStateException("redis-server on port " + port + " answered INFO with " + header);
-            }
-            String info = new String(in.readNBytes(Integer.parseInt(header.substring(1))), StandardCharsets.UTF_8);
-            return info.lines().filter(l -> l.startsWith("connected_clients:"))
-                .mapToInt(l -> Integer.parseInt(l.substring("connected_clients:".length()).trim()) - 1)
-                .findFirst()
-                .orElseThrow(() -> new IllegalStateException("redis-server on port " + port
-                    + " gave no connected_clients in INFO clients"));
+        String info;
+        try {
+            info = RedisWire.info(URI.create(uri()), "clients", 2000);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        return info.lines().filter(l -> l.startsWith("connected_clients:"))
+            .mapToInt(l -> Integer.parseInt(l.substring("connected_clients:".length()).trim()) - 1)
+            .findFirst()
+            .orElseThrow(() -> new IllegalStateException("redis-server on port " + port
+                + " gave no connected_clients in INFO clients"));
     }
 
     /** Kills the process (SIGKILL: no shutdown save); the data directory stays. */

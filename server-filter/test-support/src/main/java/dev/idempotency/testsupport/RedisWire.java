@@ -79,6 +79,34 @@ public final class RedisWire {
         }
     }
 
+    /**
+     * @param section        the {@code INFO} section, e.g. {@code clients} or {@code commandstats}
+     * @param timeoutMillis  how long connecting and the answer may take
+     * @return the server's {@code INFO section} text, asked on a connection of its own (with the
+     *     URI's credentials), which the server counts among its clients while it asks
+     * @throws IOException when Redis cannot be reached, refuses the credentials, answers with an
+     *     error, or closes the connection in the middle of the answer
+     */
+    public static String info(URI redis, String section, int timeoutMillis) throws IOException {
+        try (Socket s = open(redis, timeoutMillis)) {
+            s.setSoTimeout(timeoutMillis);
+            OutputStream out = s.getOutputStream();
+            out.write(command("INFO", section));
+            out.flush();
+            InputStream in = s.getInputStream();
+            String header = line(in);
+            if (!header.startsWith("$")) {
+                throw new IOException("Redis answered INFO " + section + " with " + header);
+            }
+            int length = Integer.parseInt(header.substring(1));
+            byte[] body = in.readNBytes(length);
+            if (body.length < length) {
+                throw new IOException("Redis closed the connection in the middle of INFO " + section + "'s answer");
+            }
+            return new String(body, StandardCharsets.UTF_8);
+        }
+    }
+
     /** @return {@code AUTH [user] password} in Redis's protocol, or {@code null} when the URI has no credentials */
     public static byte[] auth(URI redis) {
         String info = redis.getUserInfo();

@@ -3,8 +3,10 @@ package dev.idempotency.testsupport;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -33,6 +35,18 @@ class RedisWireTest {
     }
 
     @Test
+    void countsTheServersClientsWithoutItsOwnConnection() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            int before = server.connectedClients();
+            try (Socket held = RedisWire.open(URI.create(server.uri()), 1000)) {
+                assertThat(server.connectedClients()).isEqualTo(before + 1);
+            }
+            Await.until("the server to see the connection closed", Duration.ofSeconds(10),
+                () -> server.connectedClients() == before);
+        }
+    }
+
+    @Test
     void reachesARedisThatRequiresAPasswordWithTheUrisCredentials() throws Exception {
         try (RedisServerProcess server = RedisServerProcess.start()) {
             server.requirePassword("s3cret");
@@ -43,6 +57,9 @@ class RedisWireTest {
             assertThat(RedisWire.answersPing(URI.create("redis://:wrong@" + base), 1000)).isFalse();
             assertThatThrownBy(() -> RedisWire.open(URI.create("redis://:wrong@" + base), 1000))
                 .isInstanceOf(IOException.class).hasMessageContaining("refused the URI's credentials");
+            assertThat(RedisWire.info(URI.create("redis://:s3cret@" + base), "server", 1000)).contains("redis_version:");
+            assertThatThrownBy(() -> RedisWire.info(URI.create("redis://" + base), "server", 1000))
+                .isInstanceOf(IOException.class).hasMessageContaining("answered INFO server with -NOAUTH");
 
             // the tests' Redis: a configured server that needs a password is used, not replaced by an embedded one
             TestRedis.Resolved resolved = TestRedis.resolve("redis://:s3cret@" + base);

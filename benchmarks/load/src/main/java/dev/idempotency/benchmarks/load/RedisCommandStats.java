@@ -2,11 +2,7 @@ package dev.idempotency.benchmarks.load;
 
 import dev.idempotency.testsupport.RedisWire;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -32,13 +28,7 @@ final class RedisCommandStats {
 
     /** @return each command's totals, as the server at {@code redis} counts them now */
     static Map<String, Totals> read(URI redis) throws IOException {
-        try (Socket socket = RedisWire.open(redis, 2000)) {
-            socket.setSoTimeout(5000);
-            OutputStream out = socket.getOutputStream();
-            out.write("INFO commandstats\r\n".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            return parse(bulkReply(socket.getInputStream()));
-        }
+        return parse(RedisWire.info(redis, "commandstats", 5000));
     }
 
     /** @return the commands of an {@code INFO commandstats} text, in its order */
@@ -64,18 +54,5 @@ final class RedisCommandStats {
             }
         });
         return done;
-    }
-
-    private static String bulkReply(InputStream in) throws IOException {
-        String header = RedisWire.line(in);
-        if (!header.startsWith("$")) {
-            throw new IOException("Redis answered INFO with " + header);
-        }
-        int length = Integer.parseInt(header.substring(1));
-        byte[] body = in.readNBytes(length);
-        if (body.length < length) {
-            throw new IOException("Redis closed the connection in the middle of INFO's answer");
-        }
-        return new String(body, StandardCharsets.UTF_8);
     }
 }
