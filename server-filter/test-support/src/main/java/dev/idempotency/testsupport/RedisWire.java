@@ -80,6 +80,7 @@ public final class RedisWire {
     }
 
     /**
+     * @param redis          where the server is, with its credentials if it needs them
      * @param section        the {@code INFO} section, e.g. {@code clients} or {@code commandstats}
      * @param timeoutMillis  how long connecting and the answer may take
      * @return the server's {@code INFO section} text, asked on a connection of its own (with the
