@@ -568,7 +568,10 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      * with an {@link IdempotencyStoreException} saying so, and the batches after it are half as
      * large (down to {@value #MIN_PURGE_BATCH} rows); each run without a timeout doubles them back
      * toward {@code purge-batch-size}. A batch cancelled before its timeout could have run out
-     * (an operator's {@code pg_cancel_backend}) is a plain failure and changes no batch size.
+     * (an operator's {@code pg_cancel_backend}) is a plain failure and changes no batch size. The
+     * statement timeout does not stop a commit being written: a commit that outlasts it plus the
+     * network grace ({@value #PURGE_NETWORK_GRACE_MILLIS} ms) costs its connection, fails the run
+     * as a plain failure, and leaves that batch's outcome unknown; the next run deletes what is left.
      *
      * @return how many records were deleted
      * @throws IdempotencyStoreException when the database cannot be reached, or a batch ran past
