@@ -3,7 +3,7 @@ package dev.idempotency.benchmarks;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.idempotency.server.RequestFingerprint;
+import dev.idempotency.server.internal.fingerprint.RequestFingerprint;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -486,7 +486,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
         this.inFlightRetryAfterMin = Checks.positive(inFlightRetryAfterMin, PREFIX + ".in-flight-retry-after-min");
     }
 
-    static List<String> requirePointers(List<String> pointers, String setting) {
+    public static List<String> requirePointers(List<String> pointers, String setting) {
         for (String p : pointers) {
             if (p == null || (!p.isEmpty() && p.charAt(0) != '/')) {
                 throw new IllegalArgumentException(setting + " must hold JSON Pointers (empty or starting with /), found " + p);

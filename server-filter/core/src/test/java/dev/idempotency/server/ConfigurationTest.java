@@ -1,6 +1,8 @@
 package dev.idempotency.server;
 
 import dev.idempotency.testsupport.Http;
+import dev.idempotency.server.http.IdempotencyFilter;
+import dev.idempotency.server.internal.engine.Coordinator;
 
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.context.annotation.Requires;
@@ -197,9 +199,15 @@ class ConfigurationTest {
     void disabledSkipsValidation() {
         try (EmbeddedServer server = start(Map.of("idempotency.enabled", "false",
             "spec.name", "ConfigurationTest-bad-annotation"))) {
-            assertThat(server.getApplicationContext().findBean(RoutePolicies.class)).isEmpty();
-            assertThat(server.getApplicationContext().findBean(LeaseKeeper.class)).isEmpty();
+            assertThat(server.getApplicationContext().findBean(IdempotencyFilter.class)).isEmpty();
             assertThat(server.getApplicationContext().findBean(Coordinator.class)).isEmpty();
+            // nor any bean that acts on requests: the HTTP adapter's, the engine's, the runtime's
+            assertThat(server.getApplicationContext().getAllBeanDefinitions().stream()
+                .map(definition -> definition.getBeanType().getName())
+                .filter(name -> name.startsWith("dev.idempotency.server.http.")
+                    || name.startsWith("dev.idempotency.server.internal.engine.")
+                    || name.startsWith("dev.idempotency.server.internal.runtime.")))
+                .isEmpty();
         }
     }
 

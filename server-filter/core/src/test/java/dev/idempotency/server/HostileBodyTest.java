@@ -5,6 +5,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.Http;
 import dev.idempotency.testsupport.LogCapture;
+import dev.idempotency.server.http.IdempotencyFilter;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.annotation.Body;
@@ -182,7 +183,7 @@ class HostileBodyTest {
     @Test
     @DisplayName("S8: a client that aborts its upload is one DEBUG line without a stack trace; the handler does not run")
     void clientAbortIsNotAnError() throws Exception {
-        try (LogCapture filterLog = LogCapture.of(IdempotencyFilter.class, Level.DEBUG).start()) {
+        try (LogCapture filterLog = LogCapture.of(IdempotencyFilter.LOG_CATEGORY, Level.DEBUG).start()) {
             int before = api.calls.get();
             for (int i = 0; i < 5; i++) {
                 try (Socket socket = new Socket(server.getHost(), server.getPort())) {

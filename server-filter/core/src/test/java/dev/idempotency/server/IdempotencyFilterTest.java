@@ -5,6 +5,7 @@ import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.MutableClock;
 
 import dev.idempotency.testsupport.Http;
+import dev.idempotency.server.http.IdempotencyFilter;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micronaut.context.annotation.Property;
@@ -632,7 +633,7 @@ class IdempotencyFilterTest {
     @Test
     @DisplayName("S22/S5: log lines name the outcome and a hash of the key, never the raw key or the body")
     void logsCarryOutcomeAndKeyHashOnly() {
-        try (LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.DEBUG).start()) {
+        try (LogCapture log = LogCapture.of(IdempotencyFilter.LOG_CATEGORY, Level.DEBUG).start()) {
             String rawKey = "secret-key-" + UUID.randomUUID();
             String secretBody = "{\"amount\":4242,\"currency\":\"EUR\",\"card\":\"4111111111111111\"}";
             http.postJson("/t/payments", "\"" + rawKey + "\"", secretBody);

@@ -2,7 +2,7 @@ package dev.idempotency.server;
 
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
 
 import java.time.Duration;
@@ -12,12 +12,12 @@ import java.util.concurrent.CompletionStage;
  * A test store that passes every call to an in-memory store: tests override the calls they make
  * fail, slow or count, and leave the rest to the real store.
  */
-abstract class InMemoryBackedStore implements IdempotencyStore {
+public abstract class InMemoryBackedStore implements IdempotencyStore {
 
     /** The real store behind this one. */
-    final InMemoryIdempotencyStore delegate;
+    public final InMemoryIdempotencyStore delegate;
 
-    InMemoryBackedStore(InMemoryIdempotencyStore delegate) {
+    protected InMemoryBackedStore(InMemoryIdempotencyStore delegate) {
         this.delegate = delegate;
     }
 

@@ -1,7 +1,7 @@
 package dev.idempotency.server;
 
 import dev.idempotency.server.store.AcquireResult;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.MutableClock;
 import io.micronaut.context.annotation.Property;

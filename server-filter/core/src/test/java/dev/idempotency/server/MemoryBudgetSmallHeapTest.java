@@ -1,6 +1,6 @@
 package dev.idempotency.server;
 
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testsupport.Http;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Requires;

@@ -1,5 +1,6 @@
 package dev.idempotency.server;
 
+import dev.idempotency.server.internal.response.Attributes;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 

@@ -7,9 +7,10 @@ import dev.idempotency.testsupport.Http;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.testsupport.LogCapture;
+import dev.idempotency.server.http.IdempotencyFilter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micronaut.context.annotation.Factory;
@@ -152,7 +153,7 @@ class StoreOutageTest {
     @Inject
     MeterRegistry meters;
     @RegisterExtension
-    final LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.WARN);
+    final LogCapture log = LogCapture.of(IdempotencyFilter.LOG_CATEGORY, Level.WARN);
     Http http;
 
     @BeforeEach

@@ -4,7 +4,7 @@ import dev.idempotency.testsupport.Http;
 
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStoreException;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.context.ApplicationContext;

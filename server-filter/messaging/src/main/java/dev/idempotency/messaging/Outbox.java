@@ -2,6 +2,7 @@ package dev.idempotency.messaging;
 
 import dev.idempotency.server.IdempotentOperation;
 
+
 /**
  * Publishes messages through the outbox (CONTRACT M2, M3): a message is stored with the
  * caller's writes and sent to the broker afterwards by the relay, with the broker's

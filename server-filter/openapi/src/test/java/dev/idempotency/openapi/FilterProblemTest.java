@@ -46,7 +46,7 @@ class FilterProblemTest {
         IdempotencyConfigurationProperties config = new IdempotencyConfigurationProperties();
         config.setHeaderName("X-Request-Key");
         config.setMaxRequestBodySize(4096);
-        Class<?> type = Class.forName("dev.idempotency.server.Responses");
+        Class<?> type = Class.forName("dev.idempotency.server.internal.response.Responses");
         Constructor<?> constructor = type.getDeclaredConstructor(IdempotencyConfiguration.class, Clock.class);
         constructor.setAccessible(true);
         Object responses = constructor.newInstance(config, Clock.systemUTC());

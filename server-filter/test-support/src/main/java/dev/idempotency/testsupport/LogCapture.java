@@ -24,7 +24,7 @@ import java.util.List;
  * the lower level stays within that test.
  *
  * <pre>{@code
- * try (LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.DEBUG).start()) {
+ * try (LogCapture log = LogCapture.of(IdempotencyFilter.LOG_CATEGORY, Level.DEBUG).start()) {
  *     ... // five uploads aborted mid-body
  *     assertThat(log.linesContaining("before its body was read")).hasSize(5);
  * }

@@ -1,7 +1,5 @@
 package dev.idempotency.server.store;
 
-import dev.idempotency.server.BoundedExecutor;
-
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;

@@ -1,5 +1,6 @@
 package dev.idempotency.server.store;
 
+import dev.idempotency.server.internal.util.HexDigits;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;

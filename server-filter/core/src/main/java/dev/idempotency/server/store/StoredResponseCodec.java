@@ -49,7 +49,7 @@ public final class StoredResponseCodec {
     }
 
     /** @return the first {@code prefixLength} bytes of {@code prefix}, then {@code response} encoded, in one array */
-    static byte[] encode(byte[] prefix, int prefixLength, StoredResponse response) {
+    public static byte[] encode(byte[] prefix, int prefixLength, StoredResponse response) {
         Map<String, List<String>> headers = response.headers();
         // sized first and written straight into the array: an ASCII string (headers almost
         // always are) costs no array of its own

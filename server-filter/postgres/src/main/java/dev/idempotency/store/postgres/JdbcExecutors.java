@@ -1,7 +1,7 @@
 package dev.idempotency.store.postgres;
 
 import com.zaxxer.hikari.HikariConfigMXBean;
-import dev.idempotency.server.BoundedExecutor;
+import dev.idempotency.server.store.BoundedExecutor;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import io.micronaut.core.propagation.PropagatedContext;
 

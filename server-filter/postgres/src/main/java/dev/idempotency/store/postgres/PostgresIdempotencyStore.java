@@ -3,7 +3,7 @@ package dev.idempotency.store.postgres;
 import dev.idempotency.server.Checks;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStoreException;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.RecordCounts;
 import dev.idempotency.server.store.RecordInfo;
 import dev.idempotency.server.store.StoreInspection;

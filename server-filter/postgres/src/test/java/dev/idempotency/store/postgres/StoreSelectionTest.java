@@ -1,9 +1,9 @@
 package dev.idempotency.store.postgres;
 
 import ch.qos.logback.classic.Level;
-import dev.idempotency.server.IdempotencyFilter;
+import dev.idempotency.server.http.IdempotencyFilter;
 import dev.idempotency.server.store.IdempotencyStore;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 import dev.idempotency.testsupport.LogCapture;
 import dev.idempotency.testsupport.TestPostgres;
@@ -73,7 +73,7 @@ class StoreSelectionTest {
         + " names it and says whether the instance shuts down gracefully")
     void typeDecidesAlone() {
         List<String> lines;
-        try (LogCapture log = LogCapture.of(IdempotencyFilter.class, Level.INFO).start()) {
+        try (LogCapture log = LogCapture.of(IdempotencyFilter.LOG_CATEGORY, Level.INFO).start()) {
             try (ApplicationContext ctx = ApplicationContext.run(with(both(), "idempotency.store.type", "postgres",
                 "idempotency.store.redis.enabled", "true"))) {
                 assertThat(ctx.getBean(IdempotencyStore.class)).isInstanceOf(PostgresIdempotencyStore.class);

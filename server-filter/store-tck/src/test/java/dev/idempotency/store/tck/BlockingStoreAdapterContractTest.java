@@ -5,7 +5,7 @@ import dev.idempotency.server.store.BlockingIdempotencyStore;
 import dev.idempotency.server.store.BlockingStoreAdapter;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.testsupport.MutableClock;
 import org.junit.jupiter.api.AfterEach;

@@ -3,7 +3,7 @@ package dev.idempotency.store.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idempotency.server.store.IdempotencyStore;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testsupport.Http;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;

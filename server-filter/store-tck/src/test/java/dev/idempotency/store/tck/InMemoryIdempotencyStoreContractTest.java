@@ -5,7 +5,7 @@ import dev.idempotency.testsupport.MutableClock;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
-import dev.idempotency.server.store.InMemoryIdempotencyStore;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 

@@ -1,0 +1,188 @@
+package dev.idempotency.server.http;
+
+import dev.idempotency.server.internal.telemetry.FilterLog;
+import dev.idempotency.server.internal.response.Attributes;
+import dev.idempotency.server.CallerIdentityResolver;
+import dev.idempotency.server.internal.response.HeaderNames;
+import dev.idempotency.server.IdempotencyConfiguration;
+import dev.idempotency.server.IdempotencyConfigurationProperties;
+import dev.idempotency.server.IdempotencyKey;
+import dev.idempotency.server.IdempotentOperation;
+import dev.idempotency.server.InvalidIdempotencyKeyException;
+import dev.idempotency.server.internal.engine.RecordKey;
+import dev.idempotency.server.internal.engine.Report;
+import dev.idempotency.server.internal.fingerprint.RequestDigest;
+import dev.idempotency.server.internal.fingerprint.RequestFingerprint;
+import dev.idempotency.server.internal.response.Responses;
+import dev.idempotency.server.internal.engine.RoutePolicy;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.http.MutableHttpResponse;
+import jakarta.inject.Singleton;
+
+import java.security.Principal;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * Turns a covered request into what its record is filed under, or into the problem that stops
+ * it (CONTRACT S3-S8): the key from the header (400 when missing on a required route, or
+ * malformed), the body read within the cap (413 past it, 400 when it cannot be read or inflated), the scope from the caller and the
+ * route, and then, in one SHA-256 pass ({@link RequestDigest}), the store key and the
+ * fingerprint. Nothing here touches the store.
+ */
+@Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+final class RequestReader {
+
+    private final IdempotencyConfiguration config;
+    private final Responses responses;
+    private final Report report;
+    @Nullable
+    private final CallerIdentityResolver callerResolver;
+    private final Caller anonymous;
+    private final CharSequence keyHeader;
+
+    RequestReader(IdempotencyConfiguration config, Responses responses, Report report,
+                  @Nullable CallerIdentityResolver callerResolver) {
+        this.config = config;
+        this.responses = responses;
+        this.report = report;
+        this.callerResolver = callerResolver;
+        this.anonymous = new Caller(RequestDigest.CALLER_ANONYMOUS, config.getAnonymousScope());
+        this.keyHeader = HeaderNames.of(config.getHeaderName());
+    }
+
+    /** What reading a request gave. */
+    sealed interface Reading {
+
+        /** No key on a route where it is optional: the request runs without idempotency. */
+        record Unprotected() implements Reading {
+        }
+
+        /** The request is answered with {@code response} and goes no further. */
+        record Rejected(MutableHttpResponse<?> response) implements Reading {
+        }
+
+        /** The request's record, fingerprint and operation identity. */
+        record Ready(RecordKey key, byte[] fingerprint, IdempotentOperation operation) implements Reading {
+        }
+    }
+
+    CompletableFuture<Reading> read(HttpRequest<?> request, RoutePolicy policy) {
+        List<String> values = request.getHeaders().getAll(keyHeader);
+        if (values.isEmpty()) {
+            return done(policy.required() ? reject(responses.keyMissing()) : new Reading.Unprotected());
+        }
+        if (values.size() > 1) {
+            return done(reject(responses.keyRepeated(values.size())));
+        }
+        IdempotencyKey key;
+        try {
+            key = IdempotencyKey.parse(values.get(0), config.isStrict());
+        } catch (InvalidIdempotencyKeyException e) {
+            return done(reject(responses.keyInvalid(e.getMessage())));
+        }
+        Caller caller = caller(request);
+        CompletableFuture<BodyReader.Body> body;
+        try {
+            body = BodyReader.read(request, config.getMaxRequestBodySize()).toCompletableFuture();
+        } catch (RuntimeException e) {
+            body = CompletableFuture.failedFuture(e);
+        }
+        return body.handle((b, failure) -> {
+            if (failure != null) {
+                return unreadable(request, failure);
+            }
+            // the scope (S6): caller, method, route template; then the key
+            RequestDigest digest = RequestDigest.begin(caller.kind(), caller.id(), request.getMethodName(), policy.template(),
+                key.value());
+            byte[] fingerprint = digest.fingerprint(parts(request, policy), request.getHeaders().get(HeaderNames.CONTENT_TYPE),
+                b.bytes(), b.length());
+            String storeKey = digest.storeKey();
+            return new Reading.Ready(new RecordKey(storeKey), fingerprint, new IdempotentOperation(key.value(),
+                caller.kindName() + ':' + caller.id() + ' ' + request.getMethodName() + ' ' + policy.template(), storeKey));
+        });
+    }
+
+    /**
+     * A body that could not be read is the client's problem, never a 500 (S8), and is decided
+     * before the store is touched, so the key stays free for a readable retry. A client that went
+     * away is not worth more than a DEBUG line; a stream that failed for another reason is.
+     */
+    private Reading unreadable(HttpRequest<?> request, Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        return switch (BodyReader.classify(cause)) {
+            case TOO_LARGE -> reject(responses.bodyTooLarge());
+            case ABORTED -> {
+                if (FilterLog.LOG.isDebugEnabled()) {
+                    FilterLog.LOG.debug("idempotency: the client ended {} {} before its body was read ({})",
+                        request.getMethodName(), request.getPath(), cause.toString());
+                }
+                yield reject(responses.bodyUnreadable());
+            }
+            case NOT_DECODABLE -> {
+                if (FilterLog.LOG.isDebugEnabled()) {
+                    FilterLog.LOG.debug("idempotency: the body of {} {} does not decompress ({}): answering 400",
+                        request.getMethodName(), request.getPath(), cause.toString());
+                }
+                yield reject(responses.bodyNotDecodable());
+            }
+            case BROKEN -> {
+                FilterLog.LOG.warn("idempotency: could not read the body of {} {}: answering 400",
+                    request.getMethodName(), request.getPath(), cause);
+                yield reject(responses.bodyUnreadable());
+            }
+        };
+    }
+
+    private Reading reject(MutableHttpResponse<?> response) {
+        report.rejected();
+        return new Reading.Rejected(response);
+    }
+
+    /** The caller part of the scope (S6): the resolver's identity, else the principal, else the anonymous scope. */
+    private record Caller(byte kind, String id) {
+        /** @return how the caller was identified, the first part of {@link IdempotentOperation#scope()} */
+        String kindName() {
+            return switch (kind) {
+                case RequestDigest.CALLER_RESOLVED -> "caller";
+                case RequestDigest.CALLER_PRINCIPAL -> "principal";
+                default -> "anonymous";
+            };
+        }
+    }
+
+    private Caller caller(HttpRequest<?> request) {
+        if (callerResolver != null) {
+            Optional<String> resolved = callerResolver.resolve(request);
+            if (resolved.isPresent()) {
+                return new Caller(RequestDigest.CALLER_RESOLVED, resolved.get());
+            }
+        }
+        Principal principal = Attributes.principal(request);
+        return principal != null ? new Caller(RequestDigest.CALLER_PRINCIPAL, principal.getName()) : anonymous;
+    }
+
+    private static RequestFingerprint parts(HttpRequest<?> request, RoutePolicy policy) {
+        RequestFingerprint f = RequestFingerprint.of(request.getMethodName(), request.getPath())
+            .ignoring(policy.ignoredJsonPointers());
+        String query = request.getUri().getRawQuery();
+        if (query != null && !query.isEmpty()) { // decoding parameters costs even when there are none
+            request.getParameters().forEach(f::query);
+        }
+        List<CharSequence> headers = policy.fingerprintHeaders();
+        for (int i = 0; i < headers.size(); i++) { // no iterator for the usual empty list
+            CharSequence name = headers.get(i);
+            f.header(name.toString(), request.getHeaders().getAll(name));
+        }
+        return f;
+    }
+
+    private static CompletableFuture<Reading> done(Reading reading) {
+        return CompletableFuture.completedFuture(reading);
+    }
+}

@@ -1,0 +1,159 @@
+package dev.idempotency.server.http;
+
+import dev.idempotency.server.internal.response.Attributes;
+import dev.idempotency.server.Checks;
+import dev.idempotency.server.internal.response.HeaderNames;
+import dev.idempotency.server.IdempotencyConfiguration;
+import dev.idempotency.server.IdempotencyConfigurationProperties;
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.Idempotent;
+import dev.idempotency.server.internal.fingerprint.JsonCanonicalizer;
+import dev.idempotency.server.internal.engine.RouteLatency;
+import dev.idempotency.server.internal.engine.RoutePolicy;
+import dev.idempotency.server.store.TransactionalIdempotencyStore;
+import io.micronaut.context.event.StartupEvent;
+import io.micronaut.core.annotation.AnnotationMetadata;
+import io.micronaut.core.annotation.AnnotationValue;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.convert.ConversionService;
+import io.micronaut.http.HttpRequest;
+import io.micronaut.runtime.event.annotation.EventListener;
+import io.micronaut.web.router.RouteInfo;
+import io.micronaut.web.router.Router;
+import io.micronaut.web.router.UriRouteInfo;
+import io.micronaut.context.annotation.Requires;
+import jakarta.inject.Singleton;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Resolves and caches the {@link RoutePolicy} of each route. Every {@link Idempotent} route is
+ * resolved at startup, so a bad duration or pointer in an annotation stops the application
+ * instead of failing requests.
+ */
+@Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+final class RoutePolicies {
+
+    private static final RoutePolicy NONE = new RoutePolicy(false, Duration.ZERO, Duration.ZERO, Duration.ZERO,
+        false, JsonCanonicalizer.Pointers.NONE, List.of(), "", false, new RouteLatency());
+
+    private final IdempotencyConfiguration config;
+    private final ConversionService conversionService;
+    private final Router router;
+    private final IdempotencyStore store;
+    private final ConcurrentHashMap<RouteInfo<?>, RoutePolicy> cache = new ConcurrentHashMap<>();
+
+    RoutePolicies(IdempotencyConfiguration config, ConversionService conversionService, Router router,
+                  IdempotencyStore store) {
+        this.config = config;
+        this.conversionService = conversionService;
+        this.router = router;
+        this.store = store;
+    }
+
+    @EventListener
+    void validateOnStartup(StartupEvent event) {
+        if (config.isTransactional()) {
+            requireTransactionalStore(IdempotencyConfigurationProperties.PREFIX + ".transactional=true");
+        }
+        router.uriRoutes().forEach(this::policyOf);
+    }
+
+    private void requireTransactionalStore(String where) {
+        if (!(store instanceof TransactionalIdempotencyStore)) {
+            throw new IllegalStateException(where + " needs a transactional idempotency store (one that implements "
+                + TransactionalIdempotencyStore.class.getName() + ", e.g. the PostgreSQL store with "
+                + "idempotency.store.type=postgres), but the active store is " + store.getClass().getName());
+        }
+    }
+
+    /** @return the route's policy, or {@code null} when the request is not under the contract */
+    @Nullable
+    RoutePolicy forRequest(HttpRequest<?> request) {
+        if (!config.getMethods().contains(request.getMethodName())) {
+            return null;
+        }
+        RouteInfo<?> route = Attributes.route(request);
+        if (route == null) {
+            return null;
+        }
+        RoutePolicy policy = policyOf(route);
+        return policy == NONE ? null : policy;
+    }
+
+    private RoutePolicy policyOf(RouteInfo<?> route) {
+        RoutePolicy cached = cache.get(route);
+        return cached != null ? cached : cache.computeIfAbsent(route, this::resolve);
+    }
+
+    private RoutePolicy resolve(RouteInfo<?> route) {
+        AnnotationMetadata metadata = route.getAnnotationMetadata();
+        AnnotationValue<Idempotent> ann = metadata.getAnnotation(Idempotent.class);
+        String template = route instanceof UriRouteInfo<?, ?> uri ? uri.getUriMatchTemplate().toString() : route.toString();
+        String where = route instanceof UriRouteInfo<?, ?> uri ? uri.getHttpMethodName() + " " + template : template;
+        if (ann == null) {
+            if (!config.isGlobal()) {
+                return NONE;
+            }
+            return new RoutePolicy(false, config.getLease(), config.getRetention(), Duration.ZERO, false,
+                JsonCanonicalizer.Pointers.compile(config.getIgnoredJsonPointers()),
+                headerNames(config.getFingerprintHeaders(), List.of()), template, config.isTransactional(),
+                new RouteLatency());
+        }
+        List<String> pointers = new ArrayList<>(config.getIgnoredJsonPointers());
+        pointers.addAll(IdempotencyConfigurationProperties.requirePointers(
+            Arrays.asList(ann.stringValues("ignoreJsonPointers")), "@Idempotent(ignoreJsonPointers) on " + where));
+        boolean transactional = config.isTransactional() || ann.booleanValue("transactional").orElse(false);
+        if (transactional) {
+            requireTransactionalStore("@Idempotent(transactional = true) on " + where);
+        }
+        List<String> annotated = new ArrayList<>();
+        for (String h : ann.stringValues("fingerprintHeaders")) {
+            annotated.add(Checks.headerName(h, "@Idempotent(fingerprintHeaders) on " + where));
+        }
+        return new RoutePolicy(
+            ann.booleanValue("required").orElse(true),
+            duration(ann, "lease", config.getLease(), where, false),
+            duration(ann, "retention", config.getRetention(), where, false),
+            duration(ann, "inFlightWait", Duration.ZERO, where, true),
+            ann.booleanValue("failOpen").orElse(false),
+            JsonCanonicalizer.Pointers.compile(pointers), headerNames(config.getFingerprintHeaders(), annotated),
+            template, transactional,
+            new RouteLatency());
+    }
+
+    /**
+     * @return the configured and the annotated fingerprint headers, lowercase and each once (a
+     *     header named in both places is not fingerprinted twice), as names for lookups
+     */
+    private static List<CharSequence> headerNames(List<String> configured, List<String> annotated) {
+        Set<String> names = new LinkedHashSet<>();
+        configured.forEach(h -> names.add(h.toLowerCase(Locale.ROOT)));
+        annotated.forEach(h -> names.add(h.toLowerCase(Locale.ROOT)));
+        return names.stream().map(HeaderNames::of).toList();
+    }
+
+    private Duration duration(AnnotationValue<Idempotent> ann, String member, Duration fallback, String where,
+                              boolean zeroAllowed) {
+        String text = ann.stringValue(member).orElse("");
+        if (text.isBlank()) {
+            return fallback;
+        }
+        Duration d = conversionService.convert(text.trim(), Duration.class).orElseThrow(() ->
+            new IllegalStateException("@Idempotent(" + member + " = \"" + text + "\") on " + where
+                + " is not a duration; use e.g. 30s, 5m, 24h or PT30S"));
+        if (d.isNegative() || (!zeroAllowed && d.isZero())) {
+            throw new IllegalStateException("@Idempotent(" + member + " = \"" + text + "\") on " + where
+                + " must be " + (zeroAllowed ? "zero or positive" : "positive"));
+        }
+        return d;
+    }
+}

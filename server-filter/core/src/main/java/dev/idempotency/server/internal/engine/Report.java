@@ -1,0 +1,47 @@
+package dev.idempotency.server.internal.engine;
+
+import io.micronaut.core.annotation.Internal;
+import dev.idempotency.server.internal.telemetry.FilterLog;
+import dev.idempotency.server.IdempotencyConfigurationProperties;
+import dev.idempotency.server.internal.telemetry.IdempotencyMetrics;
+import dev.idempotency.server.internal.telemetry.Outcome;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.http.HttpRequest;
+import jakarta.inject.Singleton;
+import org.slf4j.Logger;
+
+/**
+ * Where the request flow says what it did (CONTRACT S22): one counter per outcome and, at
+ * DEBUG, one log line naming the outcome and the key's hash, never the raw key or the body.
+ */
+@Singleton
+@Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
+@Internal
+public final class Report {
+
+    /** The filter's log: every class of the request flow logs under the filter's name. */
+    public static final Logger LOG = FilterLog.LOG;
+
+    private final IdempotencyMetrics metrics;
+
+    Report(IdempotencyMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    IdempotencyMetrics metrics() {
+        return metrics;
+    }
+
+    void outcome(Outcome outcome, RecordKey key, HttpRequest<?> request) {
+        metrics.outcome(outcome);
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("idempotency outcome={} key={} {} {}", outcome.tag, key, request.getMethodName(),
+                request.getPath());
+        }
+    }
+
+    /** A request rejected before it had a key (missing, invalid, too large). */
+    public void rejected() {
+        metrics.outcome(Outcome.REJECTED);
+    }
+}

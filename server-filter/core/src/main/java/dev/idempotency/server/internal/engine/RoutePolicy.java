@@ -1,0 +1,27 @@
+package dev.idempotency.server.internal.engine;
+
+import io.micronaut.core.annotation.Internal;
+import dev.idempotency.server.internal.fingerprint.JsonCanonicalizer;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The effective contract of one route: {@link Idempotent} members merged over the configuration.
+ *
+ * @param required            whether a missing key is rejected
+ * @param lease               the in-progress lease
+ * @param retention           how long results are kept
+ * @param inFlightWait        how long a duplicate waits for the original ({@code ZERO}: 409 at once)
+ * @param failOpen            whether to run without idempotency when the store fails
+ * @param ignoredJsonPointers members left out of the fingerprint, compiled
+ * @param fingerprintHeaders  request headers included in the fingerprint, lowercase, each once, made
+ *                            for per-request lookups ({@link HeaderNames}; {@code toString} is the name)
+ * @param template            the route's URI template, part of the scope
+ * @param transactional       whether acquire, handler and completion share one store transaction (S18)
+ * @param latency             how long the route's handler usually takes here, for {@code Retry-After} (S11)
+ */
+@Internal
+public record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
+                   boolean failOpen, JsonCanonicalizer.Pointers ignoredJsonPointers, List<CharSequence> fingerprintHeaders,
+                   String template, boolean transactional, RouteLatency latency) {
+}
