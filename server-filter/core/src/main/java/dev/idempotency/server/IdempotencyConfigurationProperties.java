@@ -1,6 +1,7 @@
 package dev.idempotency.server;
 
 import io.micronaut.context.annotation.ConfigurationProperties;
+import io.micronaut.core.annotation.Internal;
 
 import java.net.URI;
 import java.time.Duration;
@@ -486,6 +487,13 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
         this.inFlightRetryAfterMin = Checks.positive(inFlightRetryAfterMin, PREFIX + ".in-flight-retry-after-min");
     }
 
+    /**
+     * Checks ignored JSON Pointers, for this class's setter and for {@code @Idempotent}'s member
+     * (validated by the HTTP adapter at startup). Not an API.
+     *
+     * @return {@code pointers} copied, when each is empty or starts with {@code /}; else an exception naming {@code setting}
+     */
+    @Internal
     public static List<String> requirePointers(List<String> pointers, String setting) {
         for (String p : pointers) {
             if (p == null || (!p.isEmpty() && p.charAt(0) != '/')) {

@@ -48,7 +48,12 @@ public final class StoredResponseCodec {
         return encode(NO_PREFIX, 0, response);
     }
 
-    /** @return the first {@code prefixLength} bytes of {@code prefix}, then {@code response} encoded, in one array */
+    /**
+     * Encodes behind a store's own header in one array, so a store that keeps a few bytes of its
+     * own before the response (the in-memory store's record state) copies the body once.
+     *
+     * @return the first {@code prefixLength} bytes of {@code prefix}, then {@code response} encoded, in one array
+     */
     public static byte[] encode(byte[] prefix, int prefixLength, StoredResponse response) {
         Map<String, List<String>> headers = response.headers();
         // sized first and written straight into the array: an ASCII string (headers almost

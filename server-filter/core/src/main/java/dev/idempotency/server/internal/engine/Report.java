@@ -1,14 +1,14 @@
 package dev.idempotency.server.internal.engine;
 
 import io.micronaut.core.annotation.Internal;
-import dev.idempotency.server.internal.telemetry.FilterLog;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
 import dev.idempotency.server.internal.telemetry.IdempotencyMetrics;
 import dev.idempotency.server.internal.telemetry.Outcome;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.HttpRequest;
 import jakarta.inject.Singleton;
-import org.slf4j.Logger;
+
+import static dev.idempotency.server.internal.telemetry.FilterLog.LOG;
 
 /**
  * Where the request flow says what it did (CONTRACT S22): one counter per outcome and, at
@@ -18,9 +18,6 @@ import org.slf4j.Logger;
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 @Internal
 public final class Report {
-
-    /** The filter's log: every class of the request flow logs under the filter's name. */
-    public static final Logger LOG = FilterLog.LOG;
 
     private final IdempotencyMetrics metrics;
 
