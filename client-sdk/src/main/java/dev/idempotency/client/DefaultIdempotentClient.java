@@ -8,6 +8,7 @@ import io.micronaut.http.client.HttpClient;
 import io.micronaut.json.JsonMapper;
 import org.reactivestreams.Publisher;
 
+import java.net.URI;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -88,8 +89,10 @@ final class DefaultIdempotentClient implements IdempotentClient {
         Objects.requireNonNull(bodyType, "bodyType");
         String key;
         try {
-            // C1: made once per logical operation, BEFORE the first attempt, reused by every retry
-            key = Keys.validate(operation.key().orElseGet(config.keyGenerator()), config.keyFormat());
+            // C1: made once per logical operation, BEFORE the first attempt, reused by every retry;
+            // C11: inside an operation under the filter, derived from it and the call's step
+            key = Keys.choose(operation.key().orElse(null), operation.step().orElse(null),
+                operation.method().name(), stepPath(operation.uri()), config);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -100,6 +103,12 @@ final class DefaultIdempotentClient implements IdempotentClient {
         OperationAttempts<T> run = new OperationAttempts<>(this, http, operation, bodyType, key);
         run.schedule();
         return run.promise;
+    }
+
+    /** @return the part of a call's URI that names its default step: the path, without a query */
+    private static String stepPath(URI uri) {
+        String path = uri.getRawPath();
+        return path == null || path.isEmpty() ? uri.toString() : path;
     }
 
     /**

@@ -32,7 +32,9 @@ import java.lang.annotation.Target;
  *       generator, or the value of the parameter annotated {@link IdempotencyKey} when the caller
  *       passes one (validated like {@link IdempotentOperation#key(String)}: 1 to 255 printable
  *       ASCII characters; an invalid key throws {@link InvalidIdempotencyKeyException} and nothing
- *       is sent). Every attempt of the invocation carries that same key, as an sf-string by
+ *       is sent). Inside an operation under the server filter, a key derived from that operation
+ *       and the call's {@link #step()} instead of a random one (C11), so a handler that runs
+ *       again sends the same key downstream. Every attempt of the invocation carries that same key, as an sf-string by
  *       default (C2), set by a client filter on each attempt's request; a second invocation gets a
  *       new key (unless the caller passes the same one).</li>
  *   <li>The WHOLE invocation is retried: each attempt runs the rest of the method's interceptor
@@ -88,4 +90,15 @@ public @interface IdempotentCall {
      *     named {@code default} when there is one, otherwise the default settings.
      */
     String value() default "";
+
+    /**
+     * @return the name of this call's step within the operation it is made in (CONTRACT C11).
+     *     Inside an operation under the server filter, an invocation without a key of the
+     *     caller's sends a key derived from that operation and this step, the same on every
+     *     execution of the operation. Empty (the default): the HTTP method, the URI template and
+     *     the invocation's occurrence in the execution ({@code POST /charges/{id}#1}), which
+     *     changes when the execution makes its calls in another order; name the step then. 1 to
+     *     200 characters.
+     */
+    String step() default "";
 }

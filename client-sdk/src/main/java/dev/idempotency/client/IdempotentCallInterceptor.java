@@ -7,15 +7,18 @@ import io.micronaut.aop.MethodInterceptor;
 import io.micronaut.aop.MethodInvocationContext;
 import io.micronaut.context.BeanContext;
 import io.micronaut.core.annotation.Internal;
+import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.async.publisher.Publishers;
 import io.micronaut.core.convert.ConversionService;
 import io.micronaut.core.type.Argument;
 import io.micronaut.core.type.MutableArgumentValue;
+import io.micronaut.http.annotation.HttpMethodMapping;
 import io.micronaut.http.client.annotation.Client;
 import io.micronaut.inject.qualifiers.Qualifiers;
 import io.micronaut.json.JsonMapper;
 
 import java.net.URI;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,7 +62,8 @@ final class IdempotentCallInterceptor implements MethodInterceptor<Object, Objec
         String name = context.stringValue(IdempotentCall.class).filter(n -> !n.isBlank()).orElse(DEFAULT);
         DefaultIdempotentClient engine = engine(name);
         IdempotentClientConfig config = engine.config();
-        String key = Keys.validate(callerKey(context).orElseGet(config.keyGenerator()), config.keyFormat());
+        String key = Keys.choose(callerKey(context).orElse(null), step(context), httpMethod(context),
+            context.stringValue(HttpMethodMapping.class).orElse("/"), config);
         DeclarativeCall call = new DeclarativeCall(context, this, key, config.headerName(), budgetTarget(context, name));
         context.setAttribute(DeclarativeCall.ATTRIBUTE, call);
         if (intercepted.resultType() != InterceptedMethod.ResultType.SYNCHRONOUS) {
@@ -81,6 +85,20 @@ final class IdempotentCallInterceptor implements MethodInterceptor<Object, Objec
         } finally {
             context.removeAttribute(DeclarativeCall.ATTRIBUTE, DeclarativeCall.class);
         }
+    }
+
+    /** @return the step named on the method (or its interface), or {@code null} for the default */
+    @Nullable
+    private static String step(MethodInvocationContext<Object, Object> context) {
+        Optional<String> step = context.stringValue(IdempotentCall.class, "step").filter(s -> !s.isEmpty());
+        return step.map(Keys::validateStep).orElse(null);
+    }
+
+    /** @return the HTTP method of the method's mapping, e.g. {@code POST} */
+    private static String httpMethod(MethodInvocationContext<Object, Object> context) {
+        return context.getAnnotationTypeByStereotype(HttpMethodMapping.class)
+            .map(type -> type.getSimpleName().toUpperCase(Locale.ROOT))
+            .orElse("HTTP");
     }
 
     /** @return the caller's key from the {@link IdempotencyKey} parameter, if it is not null */

@@ -47,6 +47,7 @@ public final class IdempotentClientConfig {
     private final double budgetCapacity;
     private final double budgetRefillPerSuccess;
     private final KeyFormat keyFormat;
+    private final boolean deriveKeys;
     private final String headerName;
     private final String replayedHeaderName;
     private final Clock clock;
@@ -70,6 +71,7 @@ public final class IdempotentClientConfig {
         this.budgetCapacity = b.budgetCapacity;
         this.budgetRefillPerSuccess = b.budgetRefillPerSuccess;
         this.keyFormat = b.keyFormat;
+        this.deriveKeys = b.deriveKeys;
         this.headerName = b.headerName;
         this.replayedHeaderName = b.replayedHeaderName;
         this.clock = b.clock;
@@ -109,6 +111,7 @@ public final class IdempotentClientConfig {
         b.budgetCapacity = config.budgetCapacity;
         b.budgetRefillPerSuccess = config.budgetRefillPerSuccess;
         b.keyFormat = config.keyFormat;
+        b.deriveKeys = config.deriveKeys;
         b.headerName = config.headerName;
         b.replayedHeaderName = config.replayedHeaderName;
         b.clock = config.clock;
@@ -185,6 +188,14 @@ public final class IdempotentClientConfig {
         return keyFormat;
     }
 
+    /**
+     * @return whether a call made inside an operation under the server filter sends a key derived
+     *     from that operation and the call's step (CONTRACT C11) instead of a generated one
+     */
+    public boolean deriveKeys() {
+        return deriveKeys;
+    }
+
     /** @return the request header carrying the key */
     public String headerName() {
         return headerName;
@@ -233,7 +244,7 @@ public final class IdempotentClientConfig {
             + ", attemptTimeout=" + attemptTimeout + ", maxRetryAfter=" + maxRetryAfter
             + ", retryableStatuses=" + new TreeSet<>(retryableStatuses) + ", budgetEnabled=" + budgetEnabled
             + ", budgetCapacity=" + budgetCapacity + ", budgetRefillPerSuccess=" + budgetRefillPerSuccess
-            + ", keyFormat=" + keyFormat + "]";
+            + ", keyFormat=" + keyFormat + ", deriveKeys=" + deriveKeys + "]";
     }
 
     /**
@@ -253,6 +264,7 @@ public final class IdempotentClientConfig {
         private double budgetCapacity = IdempotentClientConfiguration.DEFAULT_BUDGET_CAPACITY;
         private double budgetRefillPerSuccess = IdempotentClientConfiguration.DEFAULT_BUDGET_REFILL_PER_SUCCESS;
         private KeyFormat keyFormat = IdempotentClientConfiguration.DEFAULT_KEY_FORMAT;
+        private boolean deriveKeys = IdempotentClientConfiguration.DEFAULT_DERIVE_KEYS;
         private String headerName = IdempotentClientConfiguration.DEFAULT_HEADER_NAME;
         private String replayedHeaderName = IdempotentClientConfiguration.DEFAULT_REPLAYED_HEADER_NAME;
         private Clock clock = Clock.systemUTC();
@@ -411,6 +423,18 @@ public final class IdempotentClientConfig {
          */
         public Builder keyFormat(KeyFormat keyFormat) {
             this.keyFormat = Objects.requireNonNull(keyFormat, "keyFormat");
+            return this;
+        }
+
+        /**
+         * @param deriveKeys {@code true} (the default): inside an operation under the server
+         *                   filter, a call without a key of the caller's sends one derived from the
+         *                   operation and the call's step, the same on every execution of the
+         *                   operation (C11); {@code false}: a generated key, as outside one
+         * @return this builder
+         */
+        public Builder deriveKeys(boolean deriveKeys) {
+            this.deriveKeys = deriveKeys;
             return this;
         }
 

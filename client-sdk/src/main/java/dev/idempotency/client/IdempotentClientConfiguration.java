@@ -40,6 +40,8 @@ public interface IdempotentClientConfiguration extends Named {
     double DEFAULT_BUDGET_REFILL_PER_SUCCESS = 0.1;
     /** Default key format. */
     KeyFormat DEFAULT_KEY_FORMAT = KeyFormat.QUOTED;
+    /** Inside an operation under the server filter, calls send derived keys (C11). */
+    boolean DEFAULT_DERIVE_KEYS = true;
     /** Default request header carrying the key. */
     String DEFAULT_HEADER_NAME = "Idempotency-Key";
     /** Default response header marking a replay. */
@@ -84,6 +86,9 @@ public interface IdempotentClientConfiguration extends Named {
     /** @return key format */
     KeyFormat getKeyFormat();
 
+    /** @return whether calls inside an operation under the server filter send derived keys (C11) */
+    boolean isDeriveKeys();
+
     /** @return request header carrying the key */
     String getHeaderName();
 
@@ -109,6 +114,7 @@ public interface IdempotentClientConfiguration extends Named {
             .budgetCapacity(getBudgetCapacity())
             .budgetRefillPerSuccess(getBudgetRefillPerSuccess())
             .keyFormat(getKeyFormat())
+            .deriveKeys(isDeriveKeys())
             .headerName(getHeaderName())
             .replayedHeaderName(getReplayedHeaderName());
     }

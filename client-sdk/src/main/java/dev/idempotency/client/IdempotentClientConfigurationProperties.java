@@ -31,6 +31,7 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
     private double budgetCapacity = DEFAULT_BUDGET_CAPACITY;
     private double budgetRefillPerSuccess = DEFAULT_BUDGET_REFILL_PER_SUCCESS;
     private KeyFormat keyFormat = DEFAULT_KEY_FORMAT;
+    private boolean deriveKeys = DEFAULT_DERIVE_KEYS;
     private String headerName = DEFAULT_HEADER_NAME;
     private String replayedHeaderName = DEFAULT_REPLAYED_HEADER_NAME;
 
@@ -236,6 +237,23 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
      */
     public void setKeyFormat(KeyFormat keyFormat) {
         this.keyFormat = keyFormat;
+    }
+
+    @Override
+    public boolean isDeriveKeys() {
+        return deriveKeys;
+    }
+
+    /**
+     * Inside an operation under the server filter, a call without a key of the caller's sends a
+     * key derived from the operation and the call's step, the same on every execution of the
+     * operation, so a handler that runs again does not repeat its downstream calls (CONTRACT C11).
+     * Default {@code true}; {@code false} sends a generated key there too.
+     *
+     * @param deriveKeys whether to derive keys
+     */
+    public void setDeriveKeys(boolean deriveKeys) {
+        this.deriveKeys = deriveKeys;
     }
 
     @Override

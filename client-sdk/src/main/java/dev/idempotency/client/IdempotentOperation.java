@@ -21,6 +21,7 @@ import java.util.Optional;
  * <pre>{@code
  * IdempotentOperation op = IdempotentOperation.post("/payments", new NewPayment(1000, "EUR"))
  *     .key(order.paymentKey())          // optional: otherwise a UUID is made per execution
+ *     .step("create-payment")           // optional: names the call inside an operation (C11)
  *     .header("X-Tenant", "acme");
  * }</pre>
  *
@@ -35,15 +36,17 @@ public final class IdempotentOperation {
     private final Object body;
     private final MediaType contentType;
     private final String key;
+    private final String step;
     private final Map<String, List<String>> headers;
 
     private IdempotentOperation(HttpMethod method, URI uri, @Nullable Object body, @Nullable MediaType contentType,
-                                @Nullable String key, Map<String, List<String>> headers) {
+                                @Nullable String key, @Nullable String step, Map<String, List<String>> headers) {
         this.method = Objects.requireNonNull(method, "method");
         this.uri = Objects.requireNonNull(uri, "uri");
         this.body = body;
         this.contentType = contentType;
         this.key = key;
+        this.step = step;
         this.headers = headers;
     }
 
@@ -54,7 +57,7 @@ public final class IdempotentOperation {
      * @return the operation
      */
     public static IdempotentOperation of(HttpMethod method, String uri, @Nullable Object body) {
-        return new IdempotentOperation(method, URI.create(Objects.requireNonNull(uri, "uri")), body, null, null, Map.of());
+        return new IdempotentOperation(method, URI.create(Objects.requireNonNull(uri, "uri")), body, null, null, null, Map.of());
     }
 
     /**
@@ -84,7 +87,23 @@ public final class IdempotentOperation {
      * @return a copy with the key
      */
     public IdempotentOperation key(String key) {
-        return new IdempotentOperation(method, uri, body, contentType, Objects.requireNonNull(key, "key"), headers);
+        return new IdempotentOperation(method, uri, body, contentType, Objects.requireNonNull(key, "key"), step, headers);
+    }
+
+    /**
+     * Names this call's step within the operation it is made in (CONTRACT C11). Inside an
+     * operation under the server filter, a call without a key of the caller's sends a key derived
+     * from that operation and its step, the same on every execution of the operation; without a
+     * name the step is the method, the path and the call's occurrence in the execution
+     * ({@code POST /charges#1}), which changes when the execution makes its calls in another
+     * order. Outside an operation the name is not used.
+     *
+     * @param step the step's name, e.g. {@code charge-card}; 1 to 200 characters, not blank
+     * @return a copy with the step name
+     * @throws IllegalArgumentException when the name is blank or too long
+     */
+    public IdempotentOperation step(String step) {
+        return new IdempotentOperation(method, uri, body, contentType, key, Keys.validateStep(step), headers);
     }
 
     /**
@@ -92,7 +111,7 @@ public final class IdempotentOperation {
      * @return a copy with the content type
      */
     public IdempotentOperation contentType(MediaType contentType) {
-        return new IdempotentOperation(method, uri, body, Objects.requireNonNull(contentType, "contentType"), key, headers);
+        return new IdempotentOperation(method, uri, body, Objects.requireNonNull(contentType, "contentType"), key, step, headers);
     }
 
     /**
@@ -115,7 +134,7 @@ public final class IdempotentOperation {
             merged.addAll(b);
             return List.copyOf(merged);
         });
-        return new IdempotentOperation(method, uri, body, contentType, key, Map.copyOf(copy));
+        return new IdempotentOperation(method, uri, body, contentType, key, step, Map.copyOf(copy));
     }
 
     /** @return the method */
@@ -141,6 +160,11 @@ public final class IdempotentOperation {
     /** @return the caller's key, if one was set */
     public Optional<String> key() {
         return Optional.ofNullable(key);
+    }
+
+    /** @return the call's step name, if one was set */
+    public Optional<String> step() {
+        return Optional.ofNullable(step);
     }
 
     /** @return the extra headers */

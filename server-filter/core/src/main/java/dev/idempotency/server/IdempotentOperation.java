@@ -1,15 +1,12 @@
 package dev.idempotency.server;
 
+import dev.idempotency.context.OperationContext;
 import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.core.propagation.PropagatedContextElement;
 import io.micronaut.http.HttpRequest;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 
 /**
  * The idempotency identity of the operation a request under the filter performs (CONTRACT M1):
@@ -39,8 +36,6 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
     /** The request attribute the filter sets for the duration of the request. */
     public static final String ATTRIBUTE = "dev.idempotency.operation";
 
-    private static final byte[] MESSAGE_TAG = "idempotency-message-id/v1".getBytes(StandardCharsets.US_ASCII);
-
     public IdempotentOperation {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(scope, "scope");
@@ -61,48 +56,15 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
      * The id of the message this operation publishes for {@code step} (CONTRACT M2): a name-based
      * UUID (version 8, RFC 9562) of SHA-256 over the record id and the step. Deterministic: the
      * same operation and step give the same id on every attempt and every instance; two steps, or
-     * two operations, give two ids.
+     * two operations, give two ids. The function is the one the client SDK derives the keys of
+     * downstream calls with (CONTRACT C11, {@link OperationContext}), under another tag.
      *
      * @param step a name for the message within the operation, e.g. {@code payment.initiated};
-     *             not blank
+     *             1 to 200 characters, not blank
      * @return the message id, e.g. {@code 3b0e9a1c-52f4-8d0e-9a6b-0c4f51e2d7a8}
      */
     public String messageId(String step) {
-        if (step == null || step.isBlank()) {
-            throw new IllegalArgumentException("a message needs a step name, was " + (step == null ? null : "blank"));
-        }
-        return nameBasedId(MESSAGE_TAG, recordId, step);
-    }
-
-    private static String nameBasedId(byte[] tag, String... parts) {
-        MessageDigest sha = sha256();
-        sha.update(tag);
-        for (String part : parts) {
-            byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-            sha.update((byte) (bytes.length >>> 24));
-            sha.update((byte) (bytes.length >>> 16));
-            sha.update((byte) (bytes.length >>> 8));
-            sha.update((byte) bytes.length);
-            sha.update(bytes);
-        }
-        byte[] h = sha.digest();
-        h[6] = (byte) ((h[6] & 0x0F) | 0x80); // version 8
-        h[8] = (byte) ((h[8] & 0x3F) | 0x80); // variant 10
-        long msb = 0;
-        long lsb = 0;
-        for (int i = 0; i < 8; i++) {
-            msb = (msb << 8) | (h[i] & 0xFF);
-            lsb = (lsb << 8) | (h[i + 8] & 0xFF);
-        }
-        return new UUID(msb, lsb).toString();
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required on every Java platform", e);
-        }
+        return OperationContext.messageId(recordId, step);
     }
 
     @Override

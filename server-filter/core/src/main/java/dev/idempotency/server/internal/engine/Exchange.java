@@ -1,6 +1,7 @@
 package dev.idempotency.server.internal.engine;
 
 import io.micronaut.core.annotation.Internal;
+import dev.idempotency.context.OperationContext;
 import dev.idempotency.server.IdempotentOperation;
 import dev.idempotency.server.internal.runtime.RequestLoop;
 import io.micronaut.core.propagation.PropagatedContext;
@@ -36,7 +37,7 @@ public record Exchange(HttpRequest<?> request, RoutePolicy policy, RecordKey key
     /**
      * Runs the route (the rest of the chain) with the operation's identity in its propagated
      * context and in the request's attributes, so the route and the code it calls see it
-     * (CONTRACT M1).
+     * (CONTRACT M1), and with a new {@link OperationContext} for the client SDK (C11).
      *
      * @param base the context to extend: the request's own, or the one in scope on this thread
      *             (in transactional mode it holds the transaction)
@@ -44,7 +45,10 @@ public record Exchange(HttpRequest<?> request, RoutePolicy policy, RecordKey key
      */
     CompletableFuture<MutableHttpResponse<?>> runHandler(PropagatedContext base) {
         request.setAttribute(IdempotentOperation.ATTRIBUTE, operation);
-        try (PropagatedContext.Scope ignored = base.plus(operation).propagate()) {
+        // a new OperationContext per execution: the client SDK derives downstream keys from it
+        // (CONTRACT C11), counting this execution's calls from one
+        try (PropagatedContext.Scope ignored = base.plus(operation)
+            .plus(OperationContext.start(operation.recordId())).propagate()) {
             return handler.get();
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
