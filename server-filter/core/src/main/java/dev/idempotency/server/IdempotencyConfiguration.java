@@ -39,6 +39,11 @@ public interface IdempotencyConfiguration {
     /** @return the largest response body stored for replay; larger ones are replayed as omitted */
     int getMaxStoredBodySize();
 
+    /** @return the largest encoded result of one durable step (CONTRACT S23) */
+    default int getStepMaxBytes() {
+        return IdempotencyConfigurationProperties.DEFAULT_STEP_MAX_BYTES;
+    }
+
     /** @return lower-case names of response headers stored and replayed */
     Set<String> getStoredHeaders();
 

@@ -29,6 +29,8 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
     public static final int DEFAULT_MAX_REQUEST_BODY_SIZE = 1024 * 1024;
     public static final int DEFAULT_MAX_STORED_BODY_SIZE = 1024 * 1024;
+    /** The default bound of one durable step's encoded result: 64 KiB. */
+    public static final int DEFAULT_STEP_MAX_BYTES = 64 * 1024;
     public static final List<String> DEFAULT_STORED_HEADERS =
         List.of("Content-Type", "Location", "ETag", "Last-Modified", "Content-Language");
     public static final String DEFAULT_REPLAYED_HEADER_NAME = "Idempotent-Replayed";
@@ -62,6 +64,7 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     private Duration retention = DEFAULT_RETENTION;
     private int maxRequestBodySize = DEFAULT_MAX_REQUEST_BODY_SIZE;
     private int maxStoredBodySize = DEFAULT_MAX_STORED_BODY_SIZE;
+    private int stepMaxBytes = DEFAULT_STEP_MAX_BYTES;
     private Set<String> storedHeaders = lowerCase(DEFAULT_STORED_HEADERS);
     private String replayedHeaderName = DEFAULT_REPLAYED_HEADER_NAME;
     private List<String> ignoredJsonPointers = List.of();
@@ -228,6 +231,23 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
      */
     public void setMaxStoredBodySize(int maxStoredBodySize) {
         this.maxStoredBodySize = Checks.atLeast(maxStoredBodySize, 0, PREFIX + ".max-stored-body-size");
+    }
+
+    @Override
+    public int getStepMaxBytes() {
+        return stepMaxBytes;
+    }
+
+    /**
+     * The largest encoded result of one durable step (CONTRACT S23), in bytes: a step whose result
+     * is larger is not recorded and fails with {@link StepNotRecordedException} (its work ran; the
+     * next execution runs it again). Results count in the store's size like responses. Default
+     * {@value #DEFAULT_STEP_MAX_BYTES} bytes (64 KiB).
+     *
+     * @param stepMaxBytes bytes, at least 1
+     */
+    public void setStepMaxBytes(int stepMaxBytes) {
+        this.stepMaxBytes = Checks.atLeast(stepMaxBytes, 1, PREFIX + ".step-max-bytes");
     }
 
     @Override

@@ -56,6 +56,14 @@ public @interface Idempotent {
      */
     boolean transactional() default false;
 
+    /**
+     * @return whether an execution whose key is released (a 5xx, a failed handler) keeps its
+     *     durable steps (CONTRACT S23), so that the retry resumes after the last recorded step.
+     *     {@code false}: a release discards them, and the retry runs every step again (as
+     *     {@link IdempotentOperation#abandon()} does for one execution). Default {@code true}
+     */
+    boolean keepSteps() default true;
+
     /** @return JSON Pointers (RFC 6901) of body members left out of the fingerprint, added to the configured ones */
     String[] ignoreJsonPointers() default {};
 

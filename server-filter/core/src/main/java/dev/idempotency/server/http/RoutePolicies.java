@@ -43,7 +43,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RoutePolicies {
 
     private static final RoutePolicy NONE = new RoutePolicy(false, Duration.ZERO, Duration.ZERO, Duration.ZERO,
-        false, JsonCanonicalizer.Pointers.NONE, List.of(), "", false, new RouteLatency());
+        false, JsonCanonicalizer.Pointers.NONE, List.of(), "", false, new RouteLatency(), true);
 
     private final IdempotencyConfiguration config;
     private final ConversionService conversionService;
@@ -106,7 +106,7 @@ final class RoutePolicies {
             return new RoutePolicy(false, config.getLease(), config.getRetention(), Duration.ZERO, false,
                 JsonCanonicalizer.Pointers.compile(config.getIgnoredJsonPointers()),
                 headerNames(config.getFingerprintHeaders(), List.of()), template, config.isTransactional(),
-                new RouteLatency());
+                new RouteLatency(), true);
         }
         List<String> pointers = new ArrayList<>(config.getIgnoredJsonPointers());
         pointers.addAll(IdempotencyConfigurationProperties.requirePointers(
@@ -127,7 +127,7 @@ final class RoutePolicies {
             ann.booleanValue("failOpen").orElse(false),
             JsonCanonicalizer.Pointers.compile(pointers), headerNames(config.getFingerprintHeaders(), annotated),
             template, transactional,
-            new RouteLatency());
+            new RouteLatency(), ann.booleanValue("keepSteps").orElse(true));
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.idempotency.server.store;
 
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * A store written against a client library that can only block (a JDBC driver of its own, a
@@ -52,4 +53,34 @@ public interface BlockingIdempotencyStore {
      * @throws IdempotencyStoreException when the store cannot answer
      */
     boolean renew(String storeKey, long fencingToken, Duration lease);
+
+    /**
+     * {@link IdempotencyStore#steps}, blocking. The default throws: a store records steps by
+     * implementing the three step methods.
+     *
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    default Map<String, byte[]> steps(String storeKey) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not record durable steps (CONTRACT S23)");
+    }
+
+    /**
+     * {@link IdempotencyStore#recordStep}, blocking.
+     *
+     * @return {@code true} when recorded (now or before), {@code false} when fenced
+     * @throws IdempotencyStoreException when the store cannot answer or has no room
+     */
+    default boolean recordStep(String storeKey, long fencingToken, String step, byte[] result, Duration keep) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not record durable steps (CONTRACT S23)");
+    }
+
+    /**
+     * {@link IdempotencyStore#discardSteps}, blocking.
+     *
+     * @return {@code true} when discarded, {@code false} when fenced
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    default boolean discardSteps(String storeKey, long fencingToken) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not record durable steps (CONTRACT S23)");
+    }
 }

@@ -1,6 +1,7 @@
 package dev.idempotency.server.store;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -79,6 +80,22 @@ public final class BlockingStoreAdapter implements IdempotencyStore, AutoCloseab
     @Override
     public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
         return call(() -> store.renew(storeKey, fencingToken, lease));
+    }
+
+    @Override
+    public CompletionStage<Map<String, byte[]>> steps(String storeKey) {
+        return call(() -> store.steps(storeKey));
+    }
+
+    @Override
+    public CompletionStage<Boolean> recordStep(String storeKey, long fencingToken, String step, byte[] result,
+                                               Duration keep) {
+        return call(() -> store.recordStep(storeKey, fencingToken, step, result, keep));
+    }
+
+    @Override
+    public CompletionStage<Boolean> discardSteps(String storeKey, long fencingToken) {
+        return call(() -> store.discardSteps(storeKey, fencingToken));
     }
 
     /** Stops the adapter's threads; calls still waiting fail. */

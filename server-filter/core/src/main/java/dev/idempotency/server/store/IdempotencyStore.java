@@ -119,6 +119,64 @@ public interface IdempotencyStore {
     CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease);
 
     /**
+     * The durable steps recorded for {@code storeKey} (CONTRACT S23), by step name: every step
+     * recorded by any holder of the record and not yet expired or discarded. Steps outlive the
+     * record's release, so the execution after a released 5xx, a takeover or an expired lease
+     * finds them.
+     *
+     * <p>The default fails at once: a store must say that it records steps by implementing the
+     * three step methods. Every store of this project does.
+     *
+     * @param storeKey the record's key
+     * @return the results as recorded, byte for byte, by step name (empty when there are none);
+     *     failed with {@link IdempotencyStoreException} when the store cannot answer
+     * @throws UnsupportedOperationException when the store does not record steps
+     */
+    default CompletionStage<Map<String, byte[]>> steps(String storeKey) {
+        throw noSteps();
+    }
+
+    /**
+     * Records the result of step {@code step} of the request that holds {@code fencingToken}.
+     * Fenced like {@link #complete}: when the token does not hold the in-progress record (taken
+     * over, released, completed, purged) nothing is written. A step is written once: when it is
+     * already recorded, the first result stays and the answer is {@code true}. The step is kept
+     * for {@code keep}, counted in the store's size and cost like a response, and dropped with
+     * the record's key by {@link #discardSteps}.
+     *
+     * @param storeKey     the record's key
+     * @param fencingToken the holder's token
+     * @param step         the step's name, 1 to 200 characters
+     * @param result       the encoded result; the store keeps these bytes exactly
+     * @param keep         how long to keep it
+     * @return {@code true} when recorded (now or before); {@code false} when fenced; failed with
+     *     {@link IdempotencyStoreException} when the store cannot answer or has no room
+     * @throws UnsupportedOperationException when the store does not record steps
+     */
+    default CompletionStage<Boolean> recordStep(String storeKey, long fencingToken, String step, byte[] result,
+                                                Duration keep) {
+        throw noSteps();
+    }
+
+    /**
+     * Discards every step of {@code storeKey}, when {@code fencingToken} holds its in-progress
+     * record: the operation was abandoned, and its next execution runs every step again.
+     *
+     * @return {@code true} when discarded (or there were none); {@code false} when fenced; failed
+     *     with {@link IdempotencyStoreException} when the store cannot answer
+     * @throws UnsupportedOperationException when the store does not record steps
+     */
+    default CompletionStage<Boolean> discardSteps(String storeKey, long fencingToken) {
+        throw noSteps();
+    }
+
+    private UnsupportedOperationException noSteps() {
+        return new UnsupportedOperationException(describe() + " does not record durable steps (CONTRACT S23):"
+            + " IdempotentOperation.step needs a store that implements steps, recordStep and discardSteps,"
+            + " such as the in-memory, Redis or PostgreSQL store");
+    }
+
+    /**
      * What this store is, with its main settings, in one line for the startup log and for
      * operators: e.g. {@code PostgreSQL table public.idempotency_records on datasource 'default'}.
      * Never credentials. The default names the class.

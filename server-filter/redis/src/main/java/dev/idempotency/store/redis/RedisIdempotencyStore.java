@@ -62,7 +62,10 @@ import java.util.stream.Collectors;
  *
  * <h2>Keys</h2>
  * For a store key {@code K} and the configured prefix {@code P} (default {@code idempotency:}),
- * the record is the string {@code P{K}}. {@code {K}} is a Redis Cluster hash tag. The prefix may
+ * the record is the string {@code P{K}}, and its durable steps (CONTRACT S23), when it has any,
+ * the hash {@code P{K}:steps}: one field per step holding its result, and the field {@code ""}
+ * holding the latest keep deadline of its steps (8 bytes). {@code {K}} is a Redis Cluster hash
+ * tag, so a record and its steps share a slot and one script checks the one and writes the other. The prefix may
  * not contain braces. Keys are sent as UTF-8 bytes; store keys are the filter's fixed-length hex
  * hashes, never the client's raw key.
  *
@@ -232,6 +235,42 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         else
           redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'R' .. string.sub(v, 3, 18), 'PX', ARGV[2])
         end
+        return 1
+        """, ScriptOutputType.INTEGER);
+
+    /*
+     * KEYS[1] record, KEYS[2] its steps (a hash). ARGV[1] token (8 bytes), ARGV[2] step name, ARGV[3] result,
+     * ARGV[4] keep deadline (8 bytes), ARGV[5] now (8 bytes), ARGV[6] TTL (ms). The hash's field "" holds the
+     * latest deadline of its steps; 8-byte big-endian times compare as strings. Returns 1 when recorded (now or
+     * before), 0 when the token no longer holds an in-progress record.
+     */
+    static final RedisScript RECORD_STEP = new RedisScript("record step", """
+        local v = redis.call('GET', KEYS[1])
+        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
+          return 0
+        end
+        local deadline = redis.call('HGET', KEYS[2], '')
+        if deadline and deadline <= ARGV[5] then
+          redis.call('DEL', KEYS[2])
+          deadline = false
+        end
+        redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3])
+        if not deadline or deadline < ARGV[4] then
+          redis.call('HSET', KEYS[2], '', ARGV[4])
+        end
+        if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[6]) then
+          redis.call('PEXPIRE', KEYS[2], ARGV[6])
+        end
+        return 1
+        """, ScriptOutputType.INTEGER);
+
+    /* KEYS[1] record, KEYS[2] its steps. ARGV[1] token (8 bytes). Returns 1 when discarded, 0 when fenced. */
+    static final RedisScript DISCARD_STEPS = new RedisScript("discard steps", """
+        local v = redis.call('GET', KEYS[1])
+        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
+          return 0
+        end
+        redis.call('DEL', KEYS[2])
         return 1
         """, ScriptOutputType.INTEGER);
 
@@ -433,6 +472,57 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         byte[] ttl = decimal(lease.plus(lateCompletionWindow).toMillis());
         return run(connector.link(), RENEW.name(), c -> RENEW.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
             longBytes(now + lease.toMillis()), ttl), RedisIdempotencyStore::isOne);
+    }
+
+    /** One {@code HGETALL} of the record's steps hash; steps past their deadline (by the injected clock) count as none. */
+    @Override
+    public CompletionStage<Map<String, byte[]>> steps(String storeKey) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        byte[] key = stepsKey(storeKey);
+        long now = clock.millis();
+        return run(connector.link(), "steps", c -> c.hgetall(key).toCompletableFuture().thenApply(m -> (Object) m),
+            reply -> {
+                @SuppressWarnings("unchecked")
+                Map<byte[], byte[]> fields = (Map<byte[], byte[]>) reply;
+                Map<String, byte[]> found = new LinkedHashMap<>();
+                long deadline = Long.MIN_VALUE;
+                for (Map.Entry<byte[], byte[]> e : fields.entrySet()) {
+                    if (e.getKey().length == 0) {
+                        deadline = readLong(e.getValue(), 0);
+                    } else {
+                        found.put(new String(e.getKey(), StandardCharsets.UTF_8), e.getValue());
+                    }
+                }
+                return deadline > now ? found : Map.of();
+            });
+    }
+
+    /** One script call: checks the holder's token on the record, then writes the step into its hash (same hash slot). */
+    @Override
+    public CompletionStage<Boolean> recordStep(String storeKey, long fencingToken, String step, byte[] result,
+                                               Duration keep) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        Objects.requireNonNull(step, "step");
+        Objects.requireNonNull(result, "result");
+        Checks.positive(keep, "keep");
+        long now = clock.millis();
+        byte[] ttl = decimal(keep.plus(expiryGrace).toMillis());
+        return run(connector.link(), RECORD_STEP.name(), c -> RECORD_STEP.execute(c,
+            new byte[][] {recordKey(storeKey), stepsKey(storeKey)}, longBytes(fencingToken),
+            step.getBytes(StandardCharsets.UTF_8), result, longBytes(now + keep.toMillis()), longBytes(now), ttl),
+            RedisIdempotencyStore::isOne);
+    }
+
+    @Override
+    public CompletionStage<Boolean> discardSteps(String storeKey, long fencingToken) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        return run(connector.link(), DISCARD_STEPS.name(), c -> DISCARD_STEPS.execute(c,
+            new byte[][] {recordKey(storeKey), stepsKey(storeKey)}, longBytes(fencingToken)), RedisIdempotencyStore::isOne);
+    }
+
+    /** @return the key of the record's steps: {@code P{K}:steps}, in the record's hash slot */
+    private byte[] stepsKey(String storeKey) {
+        return (recordKeyText(storeKey) + ":steps").getBytes(StandardCharsets.UTF_8);
     }
 
     @Override

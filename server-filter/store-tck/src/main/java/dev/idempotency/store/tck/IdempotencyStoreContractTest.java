@@ -587,4 +587,128 @@ public abstract class IdempotencyStoreContractTest {
             });
         assertThat(results).filteredOn(r -> r instanceof AcquireResult.InProgress).hasSize(racingThreads() - 1);
     }
+
+    // ---- durable steps (CONTRACT S23) ----
+
+    private static final Duration KEEP = RETENTION.plus(LEASE);
+
+    /** {@link IdempotencyStore#recordStep}, waited for. */
+    protected boolean recordStep(String key, long token, String step, byte[] result) {
+        return join(store.recordStep(key, token, step, result, KEEP));
+    }
+
+    /** {@link IdempotencyStore#steps}, waited for, as strings of their bytes. */
+    protected Map<String, byte[]> steps(String key) {
+        return join(store.steps(key));
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    @DisplayName("S23: a step recorded by the holder is found, byte for byte, with every other step of the record")
+    void stepsRecordedAndFound() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        assertThat(steps(key)).isEmpty();
+        byte[] binary = new byte[64 * 1024];
+        for (int i = 0; i < binary.length; i++) {
+            binary[i] = (byte) (i * 31);
+        }
+        assertThat(recordStep(key, token, "reserve-stock", bytes("{\"reservation\":\"r-1\"}"))).isTrue();
+        assertThat(recordStep(key, token, "charge-card", binary)).isTrue();
+        assertThat(recordStep(key, token, "empty", new byte[0])).isTrue();
+        Map<String, byte[]> found = steps(key);
+        assertThat(found).containsOnlyKeys("reserve-stock", "charge-card", "empty");
+        assertThat(found.get("reserve-stock")).isEqualTo(bytes("{\"reservation\":\"r-1\"}"));
+        assertThat(found.get("charge-card")).isEqualTo(binary);
+        assertThat(found.get("empty")).isEmpty();
+        assertThat(steps(newKey())).isEmpty();
+    }
+
+    @Test
+    @DisplayName("S23: steps survive a release, so the next execution resumes; it records its own beside them")
+    void stepsSurviveRelease() {
+        String key = newKey();
+        long first = acquired(key, fingerprint("a"));
+        recordStep(key, first, "charge", bytes("ch_1"));
+        assertThat(release(key, first)).isTrue();
+
+        long second = acquired(key, fingerprint("a"));
+        assertThat(steps(key)).containsOnlyKeys("charge");
+        assertThat(recordStep(key, second, "ship", bytes("sh_1"))).isTrue();
+        assertThat(steps(key)).containsOnlyKeys("charge", "ship");
+        assertThat(complete(key, second, response(201, "{}"), RETENTION)).isTrue();
+    }
+
+    @Test
+    @DisplayName("S23: a step written by a holder that lost its lease to a takeover is refused; the new holder's is kept")
+    void stepsAreFenced() {
+        String key = newKey();
+        long first = acquired(key, fingerprint("a"));
+        recordStep(key, first, "reserve", bytes("r-1"));
+        clock.advance(LEASE.plusSeconds(1));
+        AcquireResult taken = acquire(key, fingerprint("a"), LEASE);
+        assertThat(taken).isInstanceOf(AcquireResult.Acquired.class);
+        long second = ((AcquireResult.Acquired) taken).fencingToken();
+
+        assertThat(recordStep(key, first, "charge", bytes("stale"))).isFalse();
+        assertThat(steps(key)).containsOnlyKeys("reserve");
+        assertThat(recordStep(key, second, "charge", bytes("ch_2"))).isTrue();
+        assertThat(steps(key).get("charge")).isEqualTo(bytes("ch_2"));
+    }
+
+    @Test
+    @DisplayName("S23: no step is recorded without a live holder: an absent key, a released or a completed record")
+    void stepsNeedTheHolder() {
+        assertThat(recordStep(newKey(), 1, "x", bytes("1"))).isFalse();
+        String released = newKey();
+        long token = acquired(released, fingerprint("a"));
+        release(released, token);
+        assertThat(recordStep(released, token, "x", bytes("1"))).isFalse();
+        String completed = newKey();
+        long held = acquired(completed, fingerprint("a"));
+        complete(completed, held, response(200, "ok"), RETENTION);
+        assertThat(recordStep(completed, held, "x", bytes("1"))).isFalse();
+        assertThat(steps(released)).isEmpty();
+        assertThat(steps(completed)).isEmpty();
+    }
+
+    @Test
+    @DisplayName("S23: a step is written once: a second result for the same name leaves the first")
+    void firstStepResultWins() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        assertThat(recordStep(key, token, "charge", bytes("first"))).isTrue();
+        assertThat(recordStep(key, token, "charge", bytes("second"))).isTrue();
+        assertThat(steps(key).get("charge")).isEqualTo(bytes("first"));
+    }
+
+    @Test
+    @DisplayName("S23: steps expire: past their keep they are gone, as the record is")
+    void stepsExpire() {
+        String key = newKey();
+        long token = acquired(key, fingerprint("a"));
+        assertThat(join(store.recordStep(key, token, "short", bytes("1"), Duration.ofMinutes(5)))).isTrue();
+        clock.advance(Duration.ofMinutes(4));
+        assertThat(steps(key)).containsOnlyKeys("short");
+        clock.advance(Duration.ofMinutes(2));
+        assertThat(steps(key)).isEmpty();
+    }
+
+    @Test
+    @DisplayName("S23: discarding steps is fenced, and leaves the record in progress")
+    void discardSteps() {
+        String key = newKey();
+        long first = acquired(key, fingerprint("a"));
+        recordStep(key, first, "charge", bytes("ch_1"));
+        assertThat(join(store.discardSteps(key, first + 1))).isFalse();
+        assertThat(steps(key)).containsOnlyKeys("charge");
+        assertThat(join(store.discardSteps(key, first))).isTrue();
+        assertThat(steps(key)).isEmpty();
+        assertThat(acquire(key, fingerprint("a"), LEASE)).isInstanceOf(AcquireResult.InProgress.class);
+        assertThat(recordStep(key, first, "charge", bytes("ch_2"))).isTrue();
+        assertThat(complete(key, first, response(201, "{}"), RETENTION)).isTrue();
+    }
 }

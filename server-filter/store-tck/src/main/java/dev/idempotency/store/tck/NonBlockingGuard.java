@@ -45,6 +45,9 @@ public final class NonBlockingGuard {
             .allowBlockingCallsInside("io.micronaut.core.io.service.ServiceScanner$DefaultServiceCollector", "collect")
             .allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free")
             .allowBlockingCallsInside("io.netty.channel.local.LocalIoHandler", "run")
+            // the JDK pool's main lock, held for a moment when it starts a worker thread: Micronaut
+            // hands a blocking route over from the event loop, sometimes while the pool grows
+            .allowBlockingCallsInside("java.util.concurrent.ThreadPoolExecutor", "addWorker")
             .blockingMethodCallback(method -> VIOLATIONS.add(
                 new Violation(Thread.currentThread().getName(), new BlockingOperationError(method))))
             .install();

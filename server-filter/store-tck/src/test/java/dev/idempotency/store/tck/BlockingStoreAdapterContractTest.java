@@ -70,6 +70,24 @@ class BlockingStoreAdapterContractTest extends IdempotencyStoreContractTest {
         }
 
         @Override
+        public java.util.Map<String, byte[]> steps(String storeKey) {
+            enter();
+            return delegate.steps(storeKey).toCompletableFuture().join();
+        }
+
+        @Override
+        public boolean recordStep(String storeKey, long fencingToken, String step, byte[] result, Duration keep) {
+            enter();
+            return delegate.recordStep(storeKey, fencingToken, step, result, keep).toCompletableFuture().join();
+        }
+
+        @Override
+        public boolean discardSteps(String storeKey, long fencingToken) {
+            enter();
+            return delegate.discardSteps(storeKey, fencingToken).toCompletableFuture().join();
+        }
+
+        @Override
         public boolean renew(String storeKey, long fencingToken, Duration lease) {
             enter();
             if (storeKey.equals("buggy")) {

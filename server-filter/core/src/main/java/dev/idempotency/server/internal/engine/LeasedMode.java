@@ -3,7 +3,6 @@ package dev.idempotency.server.internal.engine;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
 import dev.idempotency.server.store.IdempotencyStore;
-import dev.idempotency.server.internal.telemetry.Outcome;
 import dev.idempotency.server.internal.runtime.RequestLoop;
 import dev.idempotency.server.internal.response.ResponseCapture;
 import dev.idempotency.server.internal.runtime.StoreCalls;
@@ -12,6 +11,7 @@ import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -36,9 +36,11 @@ final class LeasedMode implements ExecutionMode {
     private final ResponseCapture capture;
     private final Settlement settlement;
     private final Report report;
+    private final StepJournals journals;
 
     LeasedMode(IdempotencyStore store, StoreCalls calls, LeaseKeeper keeper, ResponseCapture capture,
-               Settlement settlement, Report report) {
+               Settlement settlement, Report report, StepJournals journals) {
+        this.journals = journals;
         this.store = store;
         this.calls = calls;
         this.keeper = keeper;
@@ -78,8 +80,9 @@ final class LeasedMode implements ExecutionMode {
             LOG.info("idempotency lease taken over key={}: the earlier holder's lease expired", ex.key());
         }
         LeaseKeeper.Keeping keeping = keeper.keep(lease, ex.loop());
+        StepJournals.Journal journal = journals.open(ex, lease);
         long started = System.nanoTime();
-        CompletableFuture<MutableHttpResponse<?>> handled = ex.runHandler(ex.context());
+        CompletableFuture<MutableHttpResponse<?>> handled = ex.runHandler(ex.context().plus(journal));
         // back on the request's loop before capturing and settling: the response is written from
         // there anyway, and a store whose connections belong to event loops is called without a hop
         ex.loop().whenComplete(handled, (response, failure) -> {
@@ -89,7 +92,7 @@ final class LeasedMode implements ExecutionMode {
             // a streamed body's capture completes when its first item is encoded, on that thread
             capture(ex, response, failure).whenComplete((captured, captureFailure) -> {
                 try {
-                    RequestLoop.relay(settle(ex, lease, keeping, captured, captureFailure), attempt);
+                    RequestLoop.relay(settle(ex, new Held(lease, journal), keeping, captured, captureFailure), attempt);
                 } catch (RuntimeException | Error e) {
                     keeping.close();
                     attempt.completeExceptionally(e);
@@ -122,20 +125,20 @@ final class LeasedMode implements ExecutionMode {
      * @return the attempt, complete once the record is settled (for a streamed body: once its
      *     first item may go out, the record being settled when the stream ends)
      */
-    private CompletableFuture<Attempt> settle(Exchange ex, Lease lease, LeaseKeeper.Keeping keeping,
+    private CompletableFuture<Attempt> settle(Exchange ex, Held held, LeaseKeeper.Keeping keeping,
                                               ResponseCapture.Captured captured, Throwable failure) {
         if (failure != null) {
             // the handler (or the encoding of its response) failed: nothing to keep
             keeping.close();
-            return settlement.release(lease).thenApply(v -> {
+            return held.release().thenApply(v -> {
                 throw failure instanceof CompletionException c ? c : new CompletionException(failure);
             });
         }
-        report.outcome(Outcome.EXECUTED, ex.key(), ex.request());
+        report.executed(ex.key(), ex.request(), held.journal.resumed());
         Attempt executed = new Attempt.Executed(captured.response());
         if (captured.stored() == null) {
             keeping.close();
-            return settlement.release(lease).thenApply(v -> executed);
+            return held.release().thenApply(v -> executed);
         }
         if (captured.streamed()) {
             captured.stored().whenComplete((stored, streamFailure) -> {
@@ -144,9 +147,9 @@ final class LeasedMode implements ExecutionMode {
                 if (streamFailure != null) {
                     LOG.warn("idempotency streamed response of key={} did not end normally; the key is"
                         + " released: {}", ex.key(), StoreCalls.describe(streamFailure));
-                    settled = settlement.release(lease);
+                    settled = held.release();
                 } else {
-                    settled = settlement.complete(lease, stored, ex.policy().retention());
+                    settled = held.complete(stored, ex.policy().retention());
                 }
                 settled.whenComplete((v, e) -> captured.settled().complete(null));
             });
@@ -159,10 +162,33 @@ final class LeasedMode implements ExecutionMode {
         keeping.close();
         CompletableFuture<StoredResponse> stored = captured.stored();
         if (!stored.isDone()) { // a body in memory is captured complete (ResponseCapture.Captured); never waited for
-            return stored.thenCompose(s -> settlement.complete(lease, s, ex.policy().retention()))
+            return stored.thenCompose(s -> held.complete(s, ex.policy().retention()))
                 .thenApply(v -> executed);
         }
-        CompletableFuture<Void> settled = settlement.complete(lease, stored.getNow(null), ex.policy().retention());
+        CompletableFuture<Void> settled = held.complete(stored.getNow(null), ex.policy().retention());
         return settled.isDone() ? CompletableFuture.completedFuture(executed) : settled.thenApply(v -> executed);
+    }
+
+    /** The lease of an execution and its steps: settling discards the steps first when they are given up. */
+    private final class Held {
+        final Lease lease;
+        final StepJournals.Journal journal;
+
+        Held(Lease lease, StepJournals.Journal journal) {
+            this.lease = lease;
+            this.journal = journal;
+        }
+
+        CompletableFuture<Void> release() {
+            return journal.discards(true)
+                ? journal.discard().thenCompose(v -> settlement.release(lease))
+                : settlement.release(lease);
+        }
+
+        CompletableFuture<Void> complete(StoredResponse stored, Duration retention) {
+            return journal.discards(false)
+                ? journal.discard().thenCompose(v -> settlement.complete(lease, stored, retention))
+                : settlement.complete(lease, stored, retention);
+        }
     }
 }

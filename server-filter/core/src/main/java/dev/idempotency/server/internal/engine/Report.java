@@ -37,6 +37,15 @@ public final class Report {
         }
     }
 
+    /** A request whose handler ran; {@code resumed} when one of its durable steps came from an earlier execution. */
+    void executed(RecordKey key, HttpRequest<?> request, boolean resumed) {
+        metrics.outcome(Outcome.EXECUTED);
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("idempotency outcome={}{} key={} {} {}", Outcome.EXECUTED.tag, resumed ? " resumed=true" : "", key,
+                request.getMethodName(), request.getPath());
+        }
+    }
+
     /** A request rejected before it had a key (missing, invalid, too large). */
     public void rejected() {
         metrics.outcome(Outcome.REJECTED);

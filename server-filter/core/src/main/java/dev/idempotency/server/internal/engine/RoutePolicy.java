@@ -19,9 +19,10 @@ import java.util.List;
  * @param template            the route's URI template, part of the scope
  * @param transactional       whether acquire, handler and completion share one store transaction (S18)
  * @param latency             how long the route's handler usually takes here, for {@code Retry-After} (S11)
+ * @param keepSteps           whether a released execution keeps its durable steps for the next one (S23)
  */
 @Internal
 public record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
                    boolean failOpen, JsonCanonicalizer.Pointers ignoredJsonPointers, List<CharSequence> fingerprintHeaders,
-                   String template, boolean transactional, RouteLatency latency) {
+                   String template, boolean transactional, RouteLatency latency, boolean keepSteps) {
 }

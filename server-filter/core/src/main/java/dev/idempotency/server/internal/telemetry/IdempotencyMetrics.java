@@ -31,6 +31,14 @@ public interface IdempotencyMetrics {
 
     void leaseLost();
 
+    /**
+     * A durable step (CONTRACT S23) finished: its work ran and its result was recorded
+     * ({@code resumed} false), or an earlier execution's recorded result was returned without
+     * running it ({@code resumed} true).
+     */
+    default void step(boolean resumed) {
+    }
+
     /** The store circuit opened ({@code true}) or closed again. */
     default void storeCircuit(boolean open) {
     }

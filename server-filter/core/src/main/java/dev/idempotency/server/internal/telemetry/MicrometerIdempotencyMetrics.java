@@ -41,6 +41,8 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     private final Counter fenced;
     private final Counter abandoned;
     private final Counter lost;
+    private final Counter stepsExecuted;
+    private final Counter stepsResumed;
     private final Counter circuitOpened;
     private final Counter circuitClosed;
     private final AtomicInteger circuitOpen = new AtomicInteger();
@@ -60,6 +62,12 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
                 + " until the lease ends, then a retry runs the operation again").register(registry);
         lost = Counter.builder("idempotency.leases.lost")
             .description("Lease renewals that found the lease taken over").register(registry);
+        stepsExecuted = Counter.builder("idempotency.steps").tag("outcome", "executed")
+            .description("Durable steps whose work ran and whose result was recorded, or that an execution resumed"
+                + " from an earlier one's record").register(registry);
+        stepsResumed = Counter.builder("idempotency.steps").tag("outcome", "resumed")
+            .description("Durable steps whose work ran and whose result was recorded, or that an execution resumed"
+                + " from an earlier one's record").register(registry);
         circuitOpened = Counter.builder("idempotency.store.circuit").tag("transition", "opened")
             .description("Times the store circuit opened (the store was known down) or closed again").register(registry);
         circuitClosed = Counter.builder("idempotency.store.circuit").tag("transition", "closed")
@@ -100,6 +108,11 @@ final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     @Override
     public void leaseLost() {
         lost.increment();
+    }
+
+    @Override
+    public void step(boolean resumed) {
+        (resumed ? stepsResumed : stepsExecuted).increment();
     }
 
     @Override

@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.Map;
@@ -101,6 +102,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     private static final long PURGE_AT_MOST_EVERY_MILLIS = 1000;
 
     private final ConcurrentHashMap<Object, Entry> entries;
+    /** The durable steps of each record (CONTRACT S23), apart from it: they outlive its release. */
+    private final ConcurrentHashMap<Object, Steps> steps = new ConcurrentHashMap<>();
     private final AtomicLong tokens = new AtomicLong();
     private final OncePerMinute evictionWarnings = new OncePerMinute();
     private final OncePerMinute omittedWarnings = new OncePerMinute();
@@ -280,6 +283,88 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         return done(done[0]);
     }
 
+    @Override
+    public CompletionStage<Map<String, byte[]>> steps(String storeKey) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        Steps found = steps.get(mapKey(storeKey));
+        if (found == null || found.isExpired(clock.millis())) {
+            return CompletableFuture.completedFuture(Map.of());
+        }
+        Map<String, byte[]> copy = new LinkedHashMap<>();
+        found.results.forEach((name, result) -> copy.put(name, result.clone()));
+        return CompletableFuture.completedFuture(copy);
+    }
+
+    /**
+     * Counted against the byte bound like a response; when even evicting every completed record
+     * leaves no room, fails with {@link IdempotencyStoreException} (a step is never dropped
+     * silently, and its work's result goes back to the caller with the failure).
+     */
+    @Override
+    public CompletionStage<Boolean> recordStep(String storeKey, long fencingToken, String step, byte[] result,
+                                               Duration keep) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        Objects.requireNonNull(step, "step");
+        Objects.requireNonNull(result, "result");
+        Checks.positive(keep, "keep");
+        long now = clock.millis();
+        Object mapKey = mapKey(storeKey);
+        Entry held = entries.get(mapKey);
+        if (held == null || !held.isHeldWith(fencingToken)) {
+            return done(false);
+        }
+        long added = Steps.weight(step, result);
+        long before = occupancy.get();
+        if (Occupancy.bytes(before) + added > maxBytes && !makeRoom(before, added, now)) {
+            return CompletableFuture.failedFuture(new IdempotencyStoreException("in-memory idempotency store is full:"
+                + " no room for the " + result.length + " bytes of step '" + step + "' after evicting every completed"
+                + " record; raise idempotency.store.memory.max-bytes, or use a shared store"));
+        }
+        byte[] copy = result.clone();
+        long deadline = now + keep.toMillis();
+        boolean[] done = new boolean[1];
+        entries.computeIfPresent(mapKey, (key, existing) -> {
+            if (existing.isHeldWith(fencingToken)) {
+                done[0] = true;
+                steps.compute(existing.key, (k, found) -> {
+                    Steps live = found == null || found.isExpired(now) ? Steps.NONE : found;
+                    if (found != null && live == Steps.NONE) {
+                        add(0, -found.weight);
+                    }
+                    if (live.results.containsKey(step)) {
+                        return live == Steps.NONE ? null : live; // the first result stays
+                    }
+                    Steps next = live.with(step, copy, deadline);
+                    add(0, next.weight - live.weight);
+                    return next;
+                });
+            }
+            return existing;
+        });
+        return done(done[0]);
+    }
+
+    @Override
+    public CompletionStage<Boolean> discardSteps(String storeKey, long fencingToken) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        boolean[] done = new boolean[1];
+        entries.computeIfPresent(mapKey(storeKey), (key, existing) -> {
+            if (existing.isHeldWith(fencingToken)) {
+                done[0] = true;
+                dropSteps(existing.key);
+            }
+            return existing;
+        });
+        return done(done[0]);
+    }
+
+    private void dropSteps(Object mapKey) {
+        Steps dropped = steps.remove(mapKey);
+        if (dropped != null) {
+            add(0, -dropped.weight);
+        }
+    }
+
     private static CompletionStage<Boolean> done(boolean result) {
         return CompletableFuture.completedFuture(result);
     }
@@ -330,6 +415,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 removed++;
             }
         }
+        for (Map.Entry<Object, Steps> e : steps.entrySet()) {
+            if (e.getValue().isExpired(now) && steps.remove(e.getKey(), e.getValue())) {
+                add(0, -e.getValue().weight);
+            }
+        }
         // forget purged records at the head of the completion order, so it stays about as long
         // as the map (with one retention for all routes, purges remove exactly the head)
         Entry head;
@@ -371,6 +461,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             bytesHeld += e.weight;
             records++;
         }
+        for (Steps st : steps.values()) {
+            bytesHeld += st.weight;
+        }
         return new long[] {Occupancy.records(counted), Occupancy.bytes(counted), records, bytesHeld};
     }
 
@@ -402,6 +495,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 return !overBounds(occupancy.get(), weight);
             }
             if (entries.remove(oldest.key, oldest)) {
+                dropSteps(oldest.key); // a completed record's steps are never needed again
                 now = add(-1, -oldest.weight);
                 evicted(now, nowMillis);
             } else {
@@ -585,6 +679,44 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             return new RecordInfo(key.toString(), RecordInfo.State.COMPLETED, token, Instant.ofEpochMilli(acquiredAt),
                 Instant.ofEpochMilli(deadline), StoredResponseCodec.status(data, fingerprintLength),
                 StoredResponseCodec.bodyLength(data, fingerprintLength, data.length - fingerprintLength));
+        }
+    }
+
+    /**
+     * The steps of one record, immutable: their results by name, kept until {@code deadline}
+     * (the latest step's keep), weighed for the byte bound.
+     */
+    private static final class Steps {
+        /** What a step costs beyond its name's characters and its result: map node, strings, array header. */
+        static final int STEP_OVERHEAD = 96;
+        /** What a record's steps cost beyond their own: their object, map and map node. */
+        static final int SET_OVERHEAD = 112;
+        static final Steps NONE = new Steps(Map.of(), Long.MAX_VALUE, 0);
+
+        final Map<String, byte[]> results;
+        final long deadline;
+        final long weight;
+
+        private Steps(Map<String, byte[]> results, long deadline, long weight) {
+            this.results = results;
+            this.deadline = deadline;
+            this.weight = weight;
+        }
+
+        static long weight(String step, byte[] result) {
+            return STEP_OVERHEAD + step.length() + result.length;
+        }
+
+        Steps with(String step, byte[] result, long keepUntil) {
+            Map<String, byte[]> next = new LinkedHashMap<>(results);
+            next.put(step, result);
+            long base = this == NONE ? SET_OVERHEAD : weight;
+            return new Steps(Map.copyOf(next), this == NONE ? keepUntil : Math.max(deadline, keepUntil),
+                base + weight(step, result));
+        }
+
+        boolean isExpired(long now) {
+            return now >= deadline;
         }
     }
 
