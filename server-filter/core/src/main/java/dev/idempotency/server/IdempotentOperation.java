@@ -144,7 +144,7 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
      * @return the step, not yet run
      */
     public <T> Step<T> step(String name, Class<T> type) {
-        return new Step<>(this, checkStep(name), Objects.requireNonNull(type, "type"), null, false);
+        return new Step<>(this, checkStep(name), Objects.requireNonNull(type, "type"), null, false, false);
     }
 
     /**
@@ -194,13 +194,16 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
         private final Class<T> type;
         private final StepCodec<T> codec;
         private final boolean repeatable;
+        private final boolean transactional;
 
-        private Step(IdempotentOperation operation, String name, Class<T> type, StepCodec<T> codec, boolean repeatable) {
+        private Step(IdempotentOperation operation, String name, Class<T> type, StepCodec<T> codec, boolean repeatable,
+                     boolean transactional) {
             this.operation = operation;
             this.name = name;
             this.type = type;
             this.codec = codec;
             this.repeatable = repeatable;
+            this.transactional = transactional;
         }
 
         /**
@@ -208,7 +211,7 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
          * @return a copy with the codec
          */
         public Step<T> codec(StepCodec<T> codec) {
-            return new Step<>(operation, name, type, Objects.requireNonNull(codec, "codec"), repeatable);
+            return new Step<>(operation, name, type, Objects.requireNonNull(codec, "codec"), repeatable, transactional);
         }
 
         /**
@@ -219,7 +222,23 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
          * @return a copy that may repeat
          */
         public Step<T> repeatable() {
-            return new Step<>(operation, name, type, codec, true);
+            return new Step<>(operation, name, type, codec, true, transactional);
+        }
+
+        /**
+         * Makes the step an atomic phase (PostgreSQL): its work runs in one database transaction
+         * of the store, together with the step's record. The work's writes through the
+         * application's {@code DataSource} (Micronaut Data, {@code @Transactional} with the
+         * default propagation, JDBC on the application's bean) commit with the record, or roll
+         * back with it, so the step's database effect and its record never disagree. The work
+         * runs on the store's transactional island, in the request's propagated context; a step
+         * whose transaction fails is not retried (its work would run again), and is answered like
+         * a store that cannot record. Needs a {@link dev.idempotency.server.store.TransactionalIdempotencyStore}.
+         *
+         * @return a copy that runs in one transaction with its record
+         */
+        public Step<T> transactional() {
+            return new Step<>(operation, name, type, codec, repeatable, true);
         }
 
         /**
@@ -230,7 +249,7 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
          */
         public T run(Supplier<T> work) {
             Objects.requireNonNull(work, "work");
-            return operation.steps().runBlocking(name, codec, type, repeatable, work);
+            return operation.steps().runBlocking(name, codec, type, repeatable, transactional, work);
         }
 
         /**
@@ -242,7 +261,7 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
         public CompletionStage<T> runAsync(Supplier<? extends CompletionStage<T>> work) {
             Objects.requireNonNull(work, "work");
             try {
-                return operation.steps().runAsync(name, codec, type, repeatable, work);
+                return operation.steps().runAsync(name, codec, type, repeatable, transactional, work);
             } catch (RuntimeException e) {
                 return CompletableFuture.failedFuture(e);
             }

@@ -28,12 +28,15 @@ public abstract class OperationSteps implements PropagatedContextElement {
      * @param type       the result type, for the JSON mapper
      * @param repeatable whether a second use of the name in this execution is meant (it gets the
      *                   first one's result)
-     * @param work       the step's work, run on the calling thread
+     * @param transactional whether the work and the step's record run in one database
+     *                   transaction of the store (an atomic phase)
+     * @param work       the step's work, run on the calling thread (on the store's transactional
+     *                   island, in this thread's propagated context, when transactional)
      * @param <T>        the result type
      * @return its result: recorded now, or by an earlier execution
      */
     protected abstract <T> T runBlocking(String name, StepCodec<T> codec, Class<T> type, boolean repeatable,
-                                         Supplier<T> work);
+                                         boolean transactional, Supplier<T> work);
 
     /**
      * {@link #runBlocking} by callbacks: {@code work} starts in the request's propagated context.
@@ -41,7 +44,8 @@ public abstract class OperationSteps implements PropagatedContextElement {
      * @return its result: recorded now, or by an earlier execution
      */
     protected abstract <T> CompletableFuture<T> runAsync(String name, StepCodec<T> codec, Class<T> type,
-                                                         boolean repeatable, Supplier<? extends CompletionStage<T>> work);
+                                                         boolean repeatable, boolean transactional,
+                                                         Supplier<? extends CompletionStage<T>> work);
 
     /** Discards the operation's steps when this execution settles: the next one runs every step again. */
     protected abstract void abandon();

@@ -41,4 +41,20 @@ public abstract class InMemoryBackedStore implements IdempotencyStore {
     public CompletionStage<Boolean> renew(String storeKey, long fencingToken, Duration lease) {
         return delegate.renew(storeKey, fencingToken, lease);
     }
+
+    @Override
+    public CompletionStage<java.util.Map<String, byte[]>> steps(String storeKey) {
+        return delegate.steps(storeKey);
+    }
+
+    @Override
+    public CompletionStage<Boolean> recordStep(String storeKey, long fencingToken, String step, byte[] result,
+                                               Duration keep) {
+        return delegate.recordStep(storeKey, fencingToken, step, result, keep);
+    }
+
+    @Override
+    public CompletionStage<Boolean> discardSteps(String storeKey, long fencingToken) {
+        return delegate.discardSteps(storeKey, fencingToken);
+    }
 }

@@ -89,6 +89,20 @@ public interface TransactionalIdempotencyStore extends IdempotencyStore {
          */
         boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention);
 
+        /**
+         * {@link IdempotencyStore#recordStep} inside this transaction, for a transactional step
+         * (CONTRACT S23, an atomic phase): the step's record commits or rolls back with the
+         * handler's writes of the same transaction. Fenced by the token of the record that the
+         * holder committed in progress (a leased execution's), read and locked in this
+         * transaction. The default throws: a store that cannot do it says so.
+         *
+         * @return {@code true} when recorded (at commit), {@code false} when fenced
+         * @throws IdempotencyStoreException when the store cannot answer
+         */
+        default boolean recordStep(String storeKey, long fencingToken, String step, byte[] result, Duration keep) {
+            throw new UnsupportedOperationException("this store cannot record a step inside a transaction");
+        }
+
         /** Makes the transaction roll back instead of committing when {@code work} returns. */
         void setRollbackOnly();
 

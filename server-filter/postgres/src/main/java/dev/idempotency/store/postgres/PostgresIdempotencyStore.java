@@ -529,6 +529,69 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         }));
     }
 
+    /** One indexed read of {@code <table>_steps}. */
+    @Override
+    public CompletionStage<Map<String, byte[]>> steps(String storeKey) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        return executors.statement("steps", () -> autocommit("steps", c -> {
+            try (PreparedStatement ps = prepare(c, sql.steps)) {
+                ps.setBytes(1, StoreKeys.encode(storeKey));
+                ps.setObject(2, timestamp(now()));
+                Map<String, byte[]> found = new LinkedHashMap<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        found.put(rs.getString(1), rs.getBytes(2));
+                    }
+                }
+                return found;
+            }
+        }));
+    }
+
+    /** One statement: the step's row, inserted only while the holder's token holds its in-progress record. */
+    @Override
+    public CompletionStage<Boolean> recordStep(String storeKey, long fencingToken, String step, byte[] result,
+                                               Duration keep) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        Objects.requireNonNull(step, "step");
+        Objects.requireNonNull(result, "result");
+        Checks.positive(keep, "keep");
+        return executors.statement("recordStep", () -> autocommit("recordStep",
+            c -> recordStep(c, storeKey, fencingToken, step, result, keep)));
+    }
+
+    private boolean recordStep(Connection c, String storeKey, long fencingToken, String step, byte[] result, Duration keep)
+        throws SQLException {
+        Instant now = now();
+        try (PreparedStatement ps = prepare(c, sql.recordStep)) {
+            ps.setString(1, step);
+            ps.setBytes(2, result);
+            ps.setObject(3, timestamp(now));
+            ps.setObject(4, timestamp(now.plus(keep)));
+            ps.setBytes(5, StoreKeys.encode(storeKey));
+            ps.setLong(6, fencingToken);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    @Override
+    public CompletionStage<Boolean> discardSteps(String storeKey, long fencingToken) {
+        Objects.requireNonNull(storeKey, "storeKey");
+        return executors.statement("discardSteps", () -> autocommit("discardSteps", c -> {
+            byte[] key = StoreKeys.encode(storeKey);
+            try (PreparedStatement ps = prepare(c, sql.discardSteps)) {
+                ps.setBytes(1, key);
+                ps.setLong(2, fencingToken);
+                ps.setBytes(3, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() && rs.getLong(1) > 0;
+                }
+            }
+        }));
+    }
+
     @Override
     public <T> CompletionStage<T> inTransaction(Function<Transaction, T> work) {
         Objects.requireNonNull(work, "work");
@@ -636,6 +699,14 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                     ps.setObject(4, timestamp(now));
                     ps.setObject(5, timestamp(staleCutoff));
                     deleted = ps.executeUpdate();
+                }
+                // up to as many steps whose keep ended (CONTRACT S23), in the same batch's transaction;
+                // not counted: the purge reports records
+                try (PreparedStatement ps = c.prepareStatement(sql.purgeSteps)) {
+                    ps.setObject(1, timestamp(now));
+                    ps.setInt(2, batchSize);
+                    ps.setObject(3, timestamp(now));
+                    ps.executeUpdate();
                 }
                 c.commit();
                 c.setAutoCommit(true);
@@ -1120,6 +1191,15 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
             Checks.positive(retention, "retention");
             return inTx("complete", c -> PostgresIdempotencyStore.this.complete(c, storeKey, fencingToken, response,
                 retention));
+        }
+
+        /** The step's row on the transaction's connection: it commits with the handler's writes (an atomic phase). */
+        @Override
+        public boolean recordStep(String storeKey, long fencingToken, String step, byte[] result, Duration keep) {
+            Objects.requireNonNull(result, "result");
+            Checks.positive(keep, "keep");
+            return inTx("recordStep", c -> PostgresIdempotencyStore.this.recordStep(c, storeKey, fencingToken, step,
+                result, keep));
         }
 
         @Override

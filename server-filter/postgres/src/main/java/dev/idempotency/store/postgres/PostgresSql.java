@@ -20,6 +20,10 @@ final class PostgresSql {
     final String release;
     final String renew;
     final String purge;
+    final String steps;
+    final String recordStep;
+    final String discardSteps;
+    final String purgeSteps;
 
     PostgresSql(String qualifiedTable) {
         this.table = qualifiedTable;
@@ -113,6 +117,27 @@ final class PostgresSql {
         // 1 lease end, 2 store_key, 3 token
         this.renew = "UPDATE " + table + " SET expires_at = ?"
             + " WHERE store_key = ? AND fencing_token = ? AND NOT completed";
+        // Durable steps (CONTRACT S23), in <table>_steps. 1 store_key, 2 now.
+        String stepsTable = qualifiedTable + "_steps";
+        this.steps = "SELECT step, result FROM " + stepsTable + " WHERE store_key = ? AND expires_at > ? ORDER BY recorded_at";
+        // Fenced by reading the holder's in-progress record FOR SHARE (a takeover's update waits, or
+        // is waited for and re-checked); the first result stays unless it had expired.
+        // 1 step, 2 result, 3 now, 4 keep end, 5 store_key, 6 token
+        this.recordStep = "INSERT INTO " + stepsTable + " AS s (store_key, step, result, recorded_at, expires_at)"
+            + " SELECT r.store_key, ?, ?, ?, ? FROM " + table + " r"
+            + " WHERE r.store_key = ? AND r.fencing_token = ? AND NOT r.completed FOR SHARE"
+            + " ON CONFLICT (store_key, step) DO UPDATE SET"
+            + " result = CASE WHEN s.expires_at <= EXCLUDED.recorded_at THEN EXCLUDED.result ELSE s.result END,"
+            + " recorded_at = CASE WHEN s.expires_at <= EXCLUDED.recorded_at THEN EXCLUDED.recorded_at"
+            + " ELSE s.recorded_at END,"
+            + " expires_at = GREATEST(s.expires_at, EXCLUDED.expires_at) RETURNING 1";
+        // 1 store_key, 2 token, 3 store_key; one row: 1 when the token holds the record (its steps deleted)
+        this.discardSteps = "WITH h AS (SELECT 1 FROM " + table + " WHERE store_key = ? AND fencing_token = ?"
+            + " AND NOT completed FOR SHARE), d AS (DELETE FROM " + stepsTable + " WHERE store_key = ?"
+            + " AND EXISTS (SELECT 1 FROM h) RETURNING 1) SELECT count(*) FROM h";
+        // 1 now, 2 batch size, 3 now
+        this.purgeSteps = "DELETE FROM " + stepsTable + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + stepsTable
+            + " WHERE expires_at <= ? LIMIT ? FOR UPDATE SKIP LOCKED)) AND expires_at <= ?";
         // 1 now, 2 stale cutoff, 3 batch size, 4 now, 5 stale cutoff. Rows another purge (or an
         // acquire taking the record over) holds are skipped, so many instances purge side by side.
         String purgeable = "expires_at <= ? AND (completed OR expires_at <= ?)";

@@ -9,6 +9,8 @@ import dev.idempotency.server.internal.runtime.IdempotencyScheduler;
 import dev.idempotency.server.internal.runtime.RequestLoop;
 import dev.idempotency.server.internal.runtime.StoreCalls;
 import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.IdempotencyStoreException;
+import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.propagation.PropagatedContext;
@@ -55,6 +57,45 @@ final class StepJournals {
         this.report = report;
         this.maxBytes = config.getStepMaxBytes();
         this.mapper = mapper;
+    }
+
+    /**
+     * @return the steps of an execution in transactional mode (CONTRACT S18), which refuse to run:
+     *     its record is not committed until the handler ends, so nothing could fence or keep a step
+     */
+    static OperationSteps refused(Exchange ex) {
+        return new OperationSteps() {
+            @Override
+            protected String recordId() {
+                return ex.operation().recordId();
+            }
+
+            @Override
+            protected <T> T runBlocking(String name, StepCodec<T> codec, Class<T> type, boolean repeatable,
+                                        boolean transactional, Supplier<T> work) {
+                throw refusal(ex);
+            }
+
+            @Override
+            protected <T> CompletableFuture<T> runAsync(String name, StepCodec<T> codec, Class<T> type,
+                                                        boolean repeatable, boolean transactional,
+                                                        Supplier<? extends CompletionStage<T>> work) {
+                return CompletableFuture.failedFuture(refusal(ex));
+            }
+
+            @Override
+            protected void abandon() {
+                throw refusal(ex);
+            }
+        };
+    }
+
+    private static IllegalStateException refusal(Exchange ex) {
+        return new IllegalStateException("durable steps need a leased route, and " + ex.policy().template()
+            + " runs in transactional mode (CONTRACT S18): its record commits only with the handler's writes, so a"
+            + " failed attempt leaves nothing to resume. Its database writes roll back with it; make downstream calls"
+            + " through the client SDK, whose derived keys (C11) turn their repeats into replays; or drop"
+            + " transactional and use step(...).transactional() for the database work");
     }
 
     /** @return the journal of the execution that holds {@code lease} */
@@ -118,7 +159,8 @@ final class StepJournals {
         }
 
         @Override
-        protected <T> T runBlocking(String name, StepCodec<T> codec, Class<T> type, boolean repeatable, Supplier<T> work) {
+        protected <T> T runBlocking(String name, StepCodec<T> codec, Class<T> type, boolean repeatable,
+                                    boolean transactional, Supplier<T> work) {
             CompletableFuture<Object> mine = new CompletableFuture<>();
             CompletableFuture<Object> earlier = seen.putIfAbsent(name, mine);
             if (earlier != null) {
@@ -129,6 +171,9 @@ final class StepJournals {
                 T value;
                 if (found != null) {
                     value = resume(name, codec, type, found);
+                } else if (transactional) {
+                    value = join(atomically(name, codec, work));
+                    report.metrics().step(false);
                 } else {
                     value = work.get();
                     join(record(name, encode(name, codec, value)));
@@ -144,7 +189,7 @@ final class StepJournals {
 
         @Override
         protected <T> CompletableFuture<T> runAsync(String name, StepCodec<T> codec, Class<T> type, boolean repeatable,
-                                                    Supplier<? extends CompletionStage<T>> work) {
+                                                    boolean transactional, Supplier<? extends CompletionStage<T>> work) {
             CompletableFuture<Object> mine = new CompletableFuture<>();
             CompletableFuture<Object> earlier = seen.putIfAbsent(name, mine);
             if (earlier != null) {
@@ -157,6 +202,14 @@ final class StepJournals {
                 if (found != null) {
                     return CompletableFuture.completedFuture(resume(name, codec, type, found));
                 }
+                if (transactional) {
+                    // the island thread waits for the work's stage inside the transaction, as it may
+                    return loop.resume(atomically(name, codec, () -> join(work.get().toCompletableFuture())))
+                        .thenApply(value -> {
+                            report.metrics().step(false);
+                            return value;
+                        });
+                }
                 CompletableFuture<T> ran;
                 try (PropagatedContext.Scope ignored = context.propagate()) {
                     ran = work.get().toCompletableFuture();
@@ -166,14 +219,72 @@ final class StepJournals {
                     return value;
                 }));
             });
+            // completed in the request's context: what the caller chains on it (the next step, say)
+            // runs in the execution, as the code before it did
+            CompletableFuture<T> out = new CompletableFuture<>();
             result.whenComplete((value, failure) -> {
-                if (failure != null) {
-                    forget(name, mine, failure);
-                } else {
-                    mine.complete(value);
+                try (PropagatedContext.Scope ignored = context.propagate()) {
+                    if (failure != null) {
+                        forget(name, mine, failure);
+                        out.completeExceptionally(failure instanceof CompletionException c && c.getCause() != null
+                            ? c.getCause() : failure);
+                    } else {
+                        mine.complete(value);
+                        out.complete(value);
+                    }
                 }
             });
-            return result;
+            return out;
+        }
+
+        /**
+         * An atomic phase: the work and the step's record in one transaction of the store, on its
+         * island, in this thread's propagated context (which {@code inTransaction} carries over).
+         */
+        private <T> CompletableFuture<T> atomically(String name, StepCodec<T> codec, Supplier<T> work) {
+            if (!(store instanceof TransactionalIdempotencyStore transactions)) {
+                return CompletableFuture.failedFuture(new IllegalStateException("the durable step '" + name + "' is"
+                    + " transactional, which needs a store that keeps records in database transactions (PostgreSQL);"
+                    + " this application's is " + store.describe() + ": drop .transactional(), or use the"
+                    + " PostgreSQL store"));
+            }
+            CompletableFuture<T> done = new CompletableFuture<>();
+            transactions.inTransaction(tx -> {
+                T value = work.get();
+                byte[] bytes = encode(name, codec, value);
+                boolean recordedNow;
+                try {
+                    recordedNow = tx.recordStep(lease.key().storeKey(), lease.token(), name, bytes, keep);
+                } catch (UnsupportedOperationException e) {
+                    throw new IllegalStateException(store.describe() + " cannot record a step inside a transaction: "
+                        + e.getMessage(), e);
+                }
+                if (!recordedNow) {
+                    tx.setRollbackOnly();
+                    throw new StepNotRecordedException(name, StepNotRecordedException.Reason.LEASE_LOST, "the"
+                        + " transactional step '" + name + "' ran, but this execution's lease was taken over before"
+                        + " it committed; its transaction was rolled back, and the execution holding the operation"
+                        + " now runs the step itself", null);
+                }
+                return value;
+            }).whenComplete((value, failure) -> {
+                if (failure == null) {
+                    done.complete(value);
+                    return;
+                }
+                Throwable cause = StoreCalls.unwrap(failure);
+                if (cause instanceof IdempotencyStoreException) {
+                    LOG.error("idempotency transactional step '{}' of key={} did not commit: {}; its writes were rolled"
+                        + " back, and the next execution runs it again", name, lease.key(), cause.toString());
+                    done.completeExceptionally(new StepNotRecordedException(name,
+                        StepNotRecordedException.Reason.STORE_UNAVAILABLE, "the transactional step '" + name + "' did"
+                        + " not commit (" + cause.getMessage() + "); its writes were rolled back with its record, and"
+                        + " the next execution runs it again", cause));
+                } else {
+                    done.completeExceptionally(cause);
+                }
+            });
+            return done;
         }
 
         /** A step whose work failed is not recorded: the same execution may run it again. */

@@ -129,7 +129,7 @@ final class TransactionalMode implements ExecutionMode {
             handlerRan = true;
             // in the context in scope here: the request's, plus the transaction
             long started = System.nanoTime();
-            MutableHttpResponse<?> handled = join(ex.runHandler(PropagatedContext.getOrEmpty()));
+            MutableHttpResponse<?> handled = join(ex.runHandler(PropagatedContext.getOrEmpty().plus(StepJournals.refused(ex))));
             ex.policy().latency().record(System.nanoTime() - started);
             response = handled;
             if (settlement.releases(ex.request(), handled)) {
