@@ -47,6 +47,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @MicronautTest
 @Property(name = "spec.name", value = "DurableStepsTest")
 @Property(name = "idempotency.step-max-bytes", value = "1024")
+@Property(name = "endpoints.idempotency.enabled", value = "true")
+@Property(name = "endpoints.idempotency.sensitive", value = "false")
 class DurableStepsTest {
 
     @Serdeable
@@ -61,12 +63,28 @@ class DurableStepsTest {
     @Singleton
     @Replaces(InMemoryIdempotencyStore.class)
     @Requires(property = "spec.name", value = "DurableStepsTest")
-    static class Store extends InMemoryBackedStore {
+    static class Store extends InMemoryBackedStore implements dev.idempotency.server.store.StoreInspection {
         final Set<String> cutOff = ConcurrentHashMap.newKeySet();
         final Set<String> failing = ConcurrentHashMap.newKeySet();
 
         Store(Clock clock) {
             super(new InMemoryIdempotencyStore(clock, 10_000));
+        }
+
+        @Override
+        public CompletionStage<dev.idempotency.server.store.RecordCounts> counts() {
+            return delegate.counts();
+        }
+
+        @Override
+        public CompletionStage<java.util.List<dev.idempotency.server.store.RecordInfo>> inProgressStartedBefore(
+            java.time.Instant startedBefore, int limit) {
+            return delegate.inProgressStartedBefore(startedBefore, limit);
+        }
+
+        @Override
+        public CompletionStage<java.util.Optional<dev.idempotency.server.store.RecordInfo>> find(String storeKey) {
+            return delegate.find(storeKey);
         }
 
         @Override
@@ -99,6 +117,7 @@ class DurableStepsTest {
     static class Api {
         final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> executions = new ConcurrentHashMap<>();
+        final Map<String, String> records = new ConcurrentHashMap<>();
         final Store store;
 
         Api(Store store) {
@@ -125,6 +144,7 @@ class DurableStepsTest {
                                   @Header(value = "X-Fail", defaultValue = "0") int fail,
                                   @Header(value = "X-Abandon", defaultValue = "false") boolean abandon) {
             IdempotentOperation op = IdempotentOperation.required();
+            records.put(order, op.recordId());
             Reservation r = op.step("reserve", Reservation.class, () -> new Reservation(effect("reserve", order), 2));
             String charge = op.step("charge", String.class, () -> effect("charge", order));
             if (abandon) {
@@ -260,6 +280,13 @@ class DurableStepsTest {
         double resumedBefore = steps("resumed");
         HttpResponse<Order> failed = post("/s23/order", key, order, Map.of("X-Fail", "1"));
         assertThat(failed.code()).isEqualTo(500);
+        // the operator sees the released operation's steps waiting for the retry (CONTRACT O3)
+        Map<?, ?> released = http.toBlocking().retrieve(HttpRequest.GET("/idempotency/" + api.records.get(order)), Map.class);
+        assertThat(released.get("state")).isEqualTo("released");
+        assertThat((java.util.List<?>) released.get("steps")).hasSize(2)
+            .allSatisfy(step -> assertThat(((Map<?, ?>) step).get("resultBytes")).isNotNull());
+        assertThat(((Map<?, ?>) ((java.util.List<?>) released.get("steps")).get(0)).get("name")).isEqualTo("reserve");
+
         HttpResponse<Order> retried = post("/s23/order", key, order, Map.of("X-Fail", "1"));
         assertThat(retried.code()).isEqualTo(201);
         assertThat(retried.body().reservation()).isEqualTo(failed.body().reservation()).isEqualTo("reserve-" + order + "-1");
@@ -271,6 +298,9 @@ class DurableStepsTest {
         // the completed operation replays; no step runs again
         assertThat(post("/s23/order", key, order, Map.of()).body()).isEqualTo(retried.body());
         assertThat(api.runs("charge:" + order)).isEqualTo(1);
+        Map<?, ?> completed = http.toBlocking().retrieve(HttpRequest.GET("/idempotency/" + api.records.get(order)), Map.class);
+        assertThat(completed.get("state")).isEqualTo("completed");
+        assertThat((java.util.List<?>) completed.get("steps")).hasSize(3);
     }
 
     @Test

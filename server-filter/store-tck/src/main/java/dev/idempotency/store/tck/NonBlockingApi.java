@@ -1,6 +1,7 @@
 package dev.idempotency.store.tck;
 
 import dev.idempotency.server.Idempotent;
+import dev.idempotency.server.IdempotentOperation;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.HttpStatus;
@@ -15,6 +16,7 @@ import reactor.core.publisher.Mono;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +30,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 @Controller("/nb")
 @Requires(property = "spec.name", value = NonBlockingFilterSuite.SPEC)
 public class NonBlockingApi {
+    /** How many times the work of a durable step of {@code /steps} ran. */
+    public final AtomicInteger stepRuns = new AtomicInteger();
+    private final Map<String, AtomicInteger> stepExecutions = new java.util.concurrent.ConcurrentHashMap<>();
 
     final AtomicInteger executions = new AtomicInteger();
     volatile CountDownLatch gate = new CountDownLatch(0);
@@ -79,6 +84,27 @@ public class NonBlockingApi {
     Flux<String> stream(@Body Map<String, Object> body) {
         int n = executions.incrementAndGet();
         return Flux.range(0, 5).delayElements(Duration.ofMillis(1)).map(i -> "event " + i + " of " + n);
+    }
+
+    /**
+     * Two durable steps (CONTRACT S23) on the event loop, then 503 on an operation's first
+     * execution: its retry resumes both steps from the store without running them.
+     */
+    @Post("/steps")
+    @Idempotent
+    CompletionStage<HttpResponse<Map<String, Object>>> steps(@Body Map<String, Object> body) {
+        IdempotentOperation op = IdempotentOperation.required();
+        return op.stepAsync("first", Integer.class, () -> CompletableFuture.supplyAsync(stepRuns::incrementAndGet,
+                CompletableFuture.delayedExecutor(2, TimeUnit.MILLISECONDS)))
+            .thenCompose(first -> op.stepAsync("second", Integer.class,
+                    () -> CompletableFuture.completedFuture(stepRuns.incrementAndGet()))
+                .thenApply(second -> {
+                    Map<String, Object> result = Map.of("first", first, "second", second);
+                    boolean firstExecution = stepExecutions.computeIfAbsent(op.recordId(), k -> new AtomicInteger())
+                        .incrementAndGet() == 1;
+                    return firstExecution ? HttpResponse.<Map<String, Object>>status(HttpStatus.SERVICE_UNAVAILABLE)
+                        .body(result) : HttpResponse.created(result);
+                }));
     }
 
     @Post("/fail")

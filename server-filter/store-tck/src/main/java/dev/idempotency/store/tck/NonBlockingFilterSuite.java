@@ -1,6 +1,7 @@
 package dev.idempotency.store.tck;
 
 import dev.idempotency.testsupport.Http;
+import dev.idempotency.server.IdempotencyConfiguration;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
 import org.junit.jupiter.api.AfterAll;
@@ -190,6 +191,28 @@ public abstract class NonBlockingFilterSuite {
         assertThat(http.post("/nb/blocking", key(), "application/json", new byte[5000]).statusCode()).isEqualTo(413);
         assertThat(http.chunkedPost("/nb/blocking", UUID.randomUUID().toString(), new byte[9000]).status())
             .isEqualTo(413);
+    }
+
+    @Test
+    @DisplayName("S23/S17: durable steps on the event loop: recorded, then resumed by the retry of a released 503, blocking nothing")
+    void durableSteps() {
+        int before = api.stepRuns.get();
+        if (server.getApplicationContext().getBean(IdempotencyConfiguration.class).isTransactional()) {
+            // every route runs in transactional mode (S18), which refuses steps, saying so, without blocking
+            HttpResponse<byte[]> refused = http.postJson("/nb/steps", key(), "{}");
+            assertThat(refused.statusCode()).isEqualTo(500);
+            assertThat(api.stepRuns.get()).isEqualTo(before);
+            return;
+        }
+        for (int i = 0; i < 10; i++) {
+            String k = key();
+            HttpResponse<byte[]> failed = http.postJson("/nb/steps", k, "{\"i\":" + i + "}");
+            assertThat(failed.statusCode()).isEqualTo(503);
+            HttpResponse<byte[]> resumed = http.postJson("/nb/steps", k, "{\"i\":" + i + "}");
+            assertThat(resumed.statusCode()).isEqualTo(201);
+            assertThat(resumed.body()).isEqualTo(failed.body());
+        }
+        assertThat(api.stepRuns.get() - before).isEqualTo(20);
     }
 
     @Test

@@ -220,9 +220,10 @@ final class StepJournals {
                 }));
             });
             // completed in the request's context: what the caller chains on it (the next step, say)
-            // runs in the execution, as the code before it did
+            // runs in the execution, as the code before it did,
             CompletableFuture<T> out = new CompletableFuture<>();
-            result.whenComplete((value, failure) -> {
+            // and on the request's event loop, not on the store client's thread that completed the record
+            loop.whenComplete(result, (value, failure) -> {
                 try (PropagatedContext.Scope ignored = context.propagate()) {
                     if (failure != null) {
                         forget(name, mine, failure);

@@ -45,7 +45,9 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /idempotency/in-progress?olderThan=PT5M&limit=100}: in-progress records whose
  *       holder acquired them longer ago than {@code olderThan}, oldest first, the stuck-key
  *       query of a runbook;</li>
- *   <li>{@code GET /idempotency/record?key=K&scope=S}: one record's state and timing, by the
+ *   <li>{@code GET /idempotency/record?key=K&scope=S}: one record's state and timing, and the
+ *       names and sizes of its durable steps (CONTRACT S23; after a release too, as
+ *       {@code "state": "released"}), by the
  *       client's Idempotency-Key and the scope as the filter names it (e.g.
  *       {@code principal:alice POST /payments}); {@code GET /idempotency/<store key>} by the
  *       64-hex store key the other answers show;</li>
@@ -144,10 +146,47 @@ final class IdempotencyEndpoint {
                 + " or a store key of 64 hex digits");
         }
         Instant now = clock.instant();
-        return answer(inspection.find(storeKey).thenApply(found -> found
-            .<MutableHttpResponse<?>>map(r -> HttpResponse.ok(view(r, now)))
-            .orElseGet(() -> HttpResponse.notFound(Map.of("storeKey", storeKey,
-                "error", "no record: the key was never used in this scope, or its record has expired and was deleted")))));
+        return answer(inspection.find(storeKey).thenCombine(steps(storeKey), (found, steps) -> {
+            if (found.isPresent()) {
+                Map<String, Object> body = view(found.get(), now);
+                if (!steps.isEmpty()) {
+                    body.put("steps", steps);
+                }
+                return HttpResponse.ok(body);
+            }
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("storeKey", storeKey);
+            if (steps.isEmpty()) {
+                body.put("error", "no record: the key was never used in this scope, or its record has expired and was"
+                    + " deleted");
+                return HttpResponse.notFound(body);
+            }
+            // released after a 5xx (or taken over and gone): the steps wait for the retry (CONTRACT S23)
+            body.put("state", "released");
+            body.put("steps", steps);
+            return HttpResponse.ok(body);
+        }));
+    }
+
+    /**
+     * @return the operation's recorded durable steps (CONTRACT S23): name and size of each result,
+     *     never the result; none when the store does not record steps
+     */
+    private CompletableFuture<List<Map<String, Object>>> steps(String storeKey) {
+        CompletionStage<Map<String, byte[]>> stage;
+        try {
+            stage = store.steps(storeKey);
+        } catch (UnsupportedOperationException e) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        return stage.toCompletableFuture().thenApply(found -> found.entrySet().stream()
+            .<Map<String, Object>>map(e -> {
+                Map<String, Object> step = new LinkedHashMap<>();
+                step.put("name", e.getKey());
+                step.put("resultBytes", e.getValue().length);
+                return step;
+            })
+            .toList());
     }
 
     /**

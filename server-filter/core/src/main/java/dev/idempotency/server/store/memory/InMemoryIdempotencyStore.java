@@ -14,6 +14,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -683,7 +684,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     }
 
     /**
-     * The steps of one record, immutable: their results by name, kept until {@code deadline}
+     * The steps of one record, immutable: their results by name in the order recorded, kept until {@code deadline}
      * (the latest step's keep), weighed for the byte bound.
      */
     private static final class Steps {
@@ -711,7 +712,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             Map<String, byte[]> next = new LinkedHashMap<>(results);
             next.put(step, result);
             long base = this == NONE ? SET_OVERHEAD : weight;
-            return new Steps(Map.copyOf(next), this == NONE ? keepUntil : Math.max(deadline, keepUntil),
+            return new Steps(Collections.unmodifiableMap(next), this == NONE ? keepUntil : Math.max(deadline, keepUntil),
                 base + weight(step, result));
         }
 
