@@ -1,6 +1,8 @@
 package dev.idempotency.examples.payments;
 
 import dev.idempotency.examples.payments.SideEffectLedger.Operation;
+import dev.idempotency.server.IdempotencyConfiguration;
+import dev.idempotency.server.IdempotentOperation;
 // tag::publish-imports[]
 import dev.idempotency.messaging.Outbox;
 import dev.idempotency.messaging.OutgoingMessage;
@@ -20,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -58,6 +61,11 @@ final class PaymentService {
     @Nullable
     private final Outbox outbox;
     private final String exchange;
+    @Nullable
+    private final CardGateway gateway;
+    @Nullable
+    private final CrashPoints crash;
+    private final boolean transactionalMode;
 
     /**
      * @param payments         the business storage
@@ -67,9 +75,17 @@ final class PaymentService {
      * @param outbox           where {@code payment.captured} goes, absent when
      *                         {@code idempotency.outbox.enabled=false}
      * @param exchange         the exchange it goes to ({@code payments.messaging.exchange})
+     * @param gateway          the card gateway a capture charges through, absent unless
+     *                         {@code payments.gateway.url} is set
+     * @param crash            TEST ONLY, absent unless {@code payments.test.crash-at} is set
+     * @param idempotency      the filter's settings: whether routes run in transactional mode
      */
     PaymentService(PaymentRepository payments, Clock clock, @Nullable TestFailureInjection failureInjection,
-                   @Nullable Outbox outbox, @Value("${payments.messaging.exchange:payments}") String exchange) {
+                   @Nullable Outbox outbox, @Value("${payments.messaging.exchange:payments}") String exchange,
+                   @Nullable CardGateway gateway, @Nullable CrashPoints crash, IdempotencyConfiguration idempotency) {
+        this.gateway = gateway;
+        this.crash = crash;
+        this.transactionalMode = idempotency.isTransactional();
         this.payments = payments;
         this.clock = clock;
         this.failureInjection = failureInjection;
@@ -107,6 +123,9 @@ final class PaymentService {
      * publishes nothing, and one that runs again publishes the same message id.
      */
     Payment capture(String id, @Nullable Requests.Capture request) {
+        if (gateway != null) {
+            chargeCard(id, request);
+        }
         Payment captured = captureRow(id, request);
         if (outbox != null) {
             // tag::publish[]
@@ -117,6 +136,45 @@ final class PaymentService {
             // end::publish[]
         }
         return captured;
+    }
+
+    /**
+     * Charges the card for a capture through the gateway, once per capture operation. In leased
+     * mode the charge is a durable step (CONTRACT S23): an execution that runs again after a
+     * released 5xx, a crash or a takeover gets the recorded charge back without calling the
+     * gateway. Either way the call sends a derived key (C11), so a charge whose step was never
+     * recorded (the process died right after the gateway answered) is answered by the gateway's
+     * replay, not charged twice. In transactional mode (S18), which refuses steps, the derived key
+     * alone does it. A capture the business rules refuse (not authorized, too much) charges nothing.
+     */
+    // tag::charge-step[]
+    private void chargeCard(String id, @Nullable Requests.Capture request) {
+        Payment p = payments.find(id).orElse(null);
+        Long amount = request == null || request.amount() == null ? null : amount(request.amount());
+        if (p == null || p.status() != PaymentStatus.AUTHORIZED || (amount != null && amount > p.amount())) {
+            return; // captureRow answers 404, 409 or 422
+        }
+        long capture = amount == null ? p.amount() : amount;
+        crash(CrashPoints.Point.BEFORE_CHARGE);
+        Supplier<CardGateway.Charge> charge = () -> {
+            CardGateway.Charge made = gateway.charge(p, capture);
+            crash(CrashPoints.Point.AFTER_CHARGE);
+            return made;
+        };
+        Optional<IdempotentOperation> operation = IdempotentOperation.current();
+        if (operation.isPresent() && !transactionalMode) {
+            operation.get().step("charge-card", CardGateway.Charge.class, charge);
+        } else {
+            charge.get();
+        }
+        crash(CrashPoints.Point.AFTER_CHARGE_RECORDED);
+    }
+    // end::charge-step[]
+
+    private void crash(CrashPoints.Point point) {
+        if (crash != null) {
+            crash.at(point);
+        }
     }
 
     private Payment captureRow(String id, @Nullable Requests.Capture request) {
