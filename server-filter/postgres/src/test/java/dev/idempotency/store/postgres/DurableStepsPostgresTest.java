@@ -93,6 +93,8 @@ class DurableStepsPostgresTest {
             IdempotentOperation op = IdempotentOperation.required();
             String reservation;
             try {
+                // tag::atomic-phase[]
+                // the reservation's row and the step's record commit together, or neither does
                 reservation = op.step("reserve", String.class).transactional().run(() -> {
                     try {
                         return stock.reserve(order, failStep && executions.computeIfAbsent(order + ":step",
@@ -101,6 +103,7 @@ class DurableStepsPostgresTest {
                         throw new IllegalStateException(e);
                     }
                 });
+                // end::atomic-phase[]
             } catch (IllegalStateException e) {
                 return HttpResponse.serverError(Map.of("error", e.getMessage()));
             }
