@@ -1,8 +1,10 @@
 package dev.idempotency.examples.payments;
 
+// tag::imports[]
 import dev.idempotency.client.IdempotentClient;
-import dev.idempotency.client.IdempotentClientConfig;
 import dev.idempotency.client.IdempotentOperation;
+// end::imports[]
+import dev.idempotency.client.IdempotentClientConfig;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.client.HttpClient;

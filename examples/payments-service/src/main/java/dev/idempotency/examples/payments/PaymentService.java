@@ -2,7 +2,9 @@ package dev.idempotency.examples.payments;
 
 import dev.idempotency.examples.payments.SideEffectLedger.Operation;
 import dev.idempotency.server.IdempotencyConfiguration;
+// tag::step-imports[]
 import dev.idempotency.server.IdempotentOperation;
+// end::step-imports[]
 // tag::publish-imports[]
 import dev.idempotency.messaging.Outbox;
 import dev.idempotency.messaging.OutgoingMessage;
@@ -155,10 +157,14 @@ final class PaymentService {
             return; // captureRow answers 404, 409 or 422
         }
         long capture = amount == null ? p.amount() : amount;
+        // tag::test-crash[]
         crash(CrashPoints.Point.BEFORE_CHARGE);
+        // end::test-crash[]
         Supplier<CardGateway.Charge> charge = () -> {
             CardGateway.Charge made = gateway.charge(p, capture);
+            // tag::test-crash[]
             crash(CrashPoints.Point.AFTER_CHARGE);
+            // end::test-crash[]
             return made;
         };
         Optional<IdempotentOperation> operation = IdempotentOperation.current();
@@ -167,7 +173,9 @@ final class PaymentService {
         } else {
             charge.get();
         }
+        // tag::test-crash[]
         crash(CrashPoints.Point.AFTER_CHARGE_RECORDED);
+        // end::test-crash[]
     }
     // end::charge-step[]
 

@@ -1,7 +1,9 @@
 package dev.idempotency.store.postgres;
 
 import dev.idempotency.server.Idempotent;
+// tag::imports[]
 import dev.idempotency.server.IdempotentOperation;
+// end::imports[]
 import dev.idempotency.testsupport.Http;
 import dev.idempotency.testsupport.TestPostgres;
 import io.micronaut.context.ApplicationContext;
