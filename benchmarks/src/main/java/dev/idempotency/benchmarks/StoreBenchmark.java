@@ -43,6 +43,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li>{@code acquireComplete}: a new key acquired and completed with a 200-byte JSON
  *       response: what an executed request costs in store calls;</li>
+ *   <li>{@code acquireStepComplete}: the same with one durable step's 100-byte result recorded
+ *       between acquire and completion: a step's record beside a completion's;</li>
  *   <li>{@code replay}: an acquire that finds a completed record: what a retry costs;</li>
  *   <li>{@code baseline}: the server's cheapest round trip: Redis {@code PING}, PostgreSQL
  *       {@code SELECT 1} through the same connection pool, {@code ConcurrentHashMap.get} for
@@ -95,6 +97,7 @@ public class StoreBenchmark {
     private byte[] fingerprint;
     private String replayKey;
     private StoredResponse response;
+    private byte[] stepResult;
     private final Map<String, String> probe = new java.util.concurrent.ConcurrentHashMap<>(Map.of("k", "v"));
 
     @Setup(Level.Trial)
@@ -149,6 +152,8 @@ public class StoreBenchmark {
             ("{\"id\":\"pay_1\",\"status\":\"AUTHORIZED\",\"amount\":1000,\"currency\":\"EUR\",\"customer\":"
                 + "\"cus_42\",\"description\":\"Order 1001\",\"createdAt\":\"2026-11-21T15:00:00Z\","
                 + "\"metadata\":{}}").getBytes(StandardCharsets.UTF_8), false);
+        stepResult = ("{\"id\":\"ch_1\",\"payment\":\"pay_1\",\"amount\":1000,\"currency\":\"EUR\","
+            + "\"gateway\":\"card-gateway\",\"at\":\"2026\"}").getBytes(StandardCharsets.UTF_8);
         replayKey = key();
         AcquireResult.Acquired a = (AcquireResult.Acquired) idempotencyStore.acquire(replayKey, fingerprint, LEASE)
             .toCompletableFuture().join();
@@ -268,6 +273,23 @@ public class StoreBenchmark {
         return idempotencyStore.acquire(key, fingerprint, LEASE)
             .thenCompose(r -> idempotencyStore.complete(key, ((AcquireResult.Acquired) r).fencingToken(), response,
                 RETENTION))
+            .toCompletableFuture().join();
+    }
+
+    /**
+     * {@link #acquireComplete} with one durable step (CONTRACT S23) recorded between the two, as
+     * a handler that runs one step does: the difference is what a step's record costs. (A run
+     * that resumes also reads its steps once, one more round trip.)
+     */
+    @Benchmark
+    public boolean acquireStepComplete() {
+        String key = key();
+        return idempotencyStore.acquire(key, fingerprint, LEASE)
+            .thenCompose(r -> {
+                long token = ((AcquireResult.Acquired) r).fencingToken();
+                return idempotencyStore.recordStep(key, token, "charge-card", stepResult, RETENTION.plus(LEASE))
+                    .thenCompose(recorded -> idempotencyStore.complete(key, token, response, RETENTION));
+            })
             .toCompletableFuture().join();
     }
 
