@@ -46,7 +46,10 @@ import java.util.function.Consumer;
  * in-process on a free port ({@link InProcessPaymentsService}) and stops at the end. With the
  * in-process service the demo also checks the asynchronous half ({@link AsyncCheck}): each
  * successful capture published {@code payment.captured} through the outbox, and the ledger
- * consumer booked each captured payment exactly once, duplicate deliveries included.
+ * consumer booked each captured payment exactly once, duplicate deliveries included; and a chain
+ * of two hops ({@link ChainCheck}): captures charged through the card gateway, faults on both hops,
+ * the payments service killed after its first charge, and the gateway's charges equal to the
+ * payments.
  *
  * <p>Exit codes: {@value #EXIT_OK} the check passed; {@value #EXIT_CHECK_FAILED} it failed or
  * could not be made; {@value #EXIT_CANNOT_RUN} bad options, or the service does not start or
@@ -218,7 +221,8 @@ public final class PaymentsClientDemo {
                 return report;
             }
             int async = AsyncCheck.run(out, service, capturedPayments);
-            int exit = report.exitCode() == EXIT_OK ? async : report.exitCode();
+            int chain = ChainCheck.run(out, settings.seed());
+            int exit = report.exitCode() != EXIT_OK ? report.exitCode() : async != EXIT_OK ? async : chain;
             return new Report(exit, report.seed(), report.outcomes(), report.sideEffects(), report.dropped(),
                 report.resets());
         }

@@ -4,6 +4,7 @@ import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
 import dev.idempotency.client.IdempotentOperation;
 import dev.idempotency.client.IdempotentResult;
+import dev.idempotency.testsupport.ChildJvm;
 import dev.idempotency.testsupport.FaultProxy;
 import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRedis;
@@ -19,7 +20,6 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -30,7 +30,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +39,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -64,22 +62,21 @@ class ChainCrashTest {
     private final java.net.http.HttpClient plain = java.net.http.HttpClient.newHttpClient();
     private final List<String> schemas = new ArrayList<>();
     private final String redisPrefix = "chain-" + UUID.randomUUID() + ":";
-    private Process gateway;
+    private ChildJvm gateway;
     private int gatewayPort;
 
     @BeforeAll
     void startGateway() throws Exception {
         Files.createDirectories(logs);
         gatewayPort = freePort();
-        gateway = start("dev.idempotency.examples.gateway.GatewayApplication", "payments-service",
-            Map.of("micronaut.server.port", Integer.toString(gatewayPort)), logs.resolve("gateway.log"));
-        awaitUp(gatewayPort, gateway);
+        gateway = ChildJvm.of("dev.idempotency.examples.gateway.GatewayApplication", List.of("payments-service"),
+            Map.of("micronaut.server.port", Integer.toString(gatewayPort)), gatewayPort, logs.resolve("gateway.log")).start();
     }
 
     @AfterAll
     void stopAll() {
         if (gateway != null) {
-            gateway.destroyForcibly();
+            gateway.close();
         }
         schemas.forEach(TestPostgres::dropSchema);
         TestRedis.deleteKeys(redisPrefix);
@@ -124,8 +121,9 @@ class ChainCrashTest {
                  .resetProbability(0.1).dropResponseProbability(0.1).build().start()) {
             props.put("payments.gateway.url", toGateway.baseUrl());
             Path log = logs.resolve(store + "-" + point + ".log");
-            ServiceUnderTest payments = new ServiceUnderTest(props, log, paymentsPort);
-            payments.start();
+            ChildJvm payments = ChildJvm.of("dev.idempotency.examples.payments.Application", List.of("card-gateway"),
+                props, paymentsPort, log).start();
+            AtomicInteger crashes = new AtomicInteger();
             try (HttpClient http = HttpClient.create(new URL(toPayments.baseUrl()), clientConfig())) {
                 IdempotentClient edge = IdempotentClient.create(http, IdempotentClientConfig.custom().name("edge")
                     .maxAttempts(30).baseDelay(Duration.ofMillis(200)).maxDelay(Duration.ofSeconds(1))
@@ -143,7 +141,13 @@ class ChainCrashTest {
                     captures.add(CompletableFuture.supplyAsync(() -> edge.execute(
                         IdempotentOperation.post("/payments/" + id + "/capture", null), JSON), callers));
                 }
-                CompletableFuture<Void> restarted = CompletableFuture.runAsync(payments::restartAfterCrash);
+                // the crash (exit code 137), then the service started again with the same command
+                CompletableFuture<Void> restarted = CompletableFuture.runAsync(() -> {
+                    if (payments.awaitExit(Duration.ofSeconds(90)) == 137) {
+                        crashes.incrementAndGet();
+                    }
+                    payments.start();
+                });
                 List<IdempotentResult<Map<String, Object>>> results = new ArrayList<>();
                 for (CompletableFuture<IdempotentResult<Map<String, Object>>> c : captures) {
                     results.add(c.get(120, TimeUnit.SECONDS));
@@ -151,7 +155,7 @@ class ChainCrashTest {
                 callers.shutdownNow();
                 restarted.get(30, TimeUnit.SECONDS);
 
-                assertThat(payments.crashes.get()).as("the service died at " + point + " once").isEqualTo(1);
+                assertThat(crashes.get()).as("the service died at " + point + " once").isEqualTo(1);
                 assertThat(Files.exists(marker)).isTrue();
                 for (int i = 0; i < CAPTURES; i++) {
                     IdempotentResult<Map<String, Object>> r = results.get(i);
@@ -170,90 +174,12 @@ class ChainCrashTest {
                     assertThat(((Number) perPayment.get(id)).longValue()).as("charges of " + id).isEqualTo(1);
                 }
             } finally {
-                payments.stop();
+                payments.close();
             }
         }
     }
 
-    /** The payments service, started again (same port, same settings) when it crashes. */
-    private final class ServiceUnderTest {
-        final AtomicInteger crashes = new AtomicInteger();
-        private final Map<String, String> props;
-        private final Path log;
-        private final int port;
-        private volatile Process process;
-
-        ServiceUnderTest(Map<String, String> props, Path log, int port) {
-            this.props = props;
-            this.log = log;
-            this.port = port;
-        }
-
-        void start() throws Exception {
-            process = ChainCrashTest.this.start("dev.idempotency.examples.payments.Application", "card-gateway", props, log);
-            awaitUp(port, process);
-        }
-
-        /** Waits for the crash (exit code 137), then starts the service again. */
-        void restartAfterCrash() {
-            try {
-                if (!process.waitFor(90, TimeUnit.SECONDS)) {
-                    return; // never crashed: the assertion on crashes says so
-                }
-                if (process.exitValue() == 137) {
-                    crashes.incrementAndGet();
-                }
-                start();
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
-
-        void stop() {
-            Process p = process;
-            if (p != null) {
-                p.destroyForcibly();
-            }
-        }
-    }
-
-    /** Starts {@code mainClass} in a JVM of its own, on this test's classpath without the entries naming {@code without}. */
-    private Process start(String mainClass, String without, Map<String, String> props, Path log) throws IOException {
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        String filtered = Arrays.stream(classpath.split(File.pathSeparator))
-            .filter(entry -> !entry.contains(without))
-            .collect(Collectors.joining(File.pathSeparator));
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-Xmx256m");
-        command.add("-XX:TieredStopAtLevel=1");
-        props.forEach((k, v) -> command.add("-D" + k + "=" + v));
-        command.add("-cp");
-        command.add(filtered);
-        command.add(mainClass);
-        Files.deleteIfExists(log);
-        return new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-    }
-
-    private void awaitUp(int port, Process process) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < until) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the process on port " + port + " exited with " + process.exitValue()
-                    + "; see " + logs.toAbsolutePath());
-            }
-            try {
-                get(port, "/"); // any answer, a 404 too: the server is up
-                return;
-            } catch (IOException e) {
-                TimeUnit.MILLISECONDS.sleep(100);
-            }
-        }
-        throw new IllegalStateException("nothing answered on port " + port + " within 60 s");
-    }
-
-    /** @return the body of a GET, any status: an answer at all means the server is up */
+    /** @return the body of a GET */
     private byte[] get(int port, String path) throws IOException, InterruptedException {
         HttpResponse<byte[]> response = plain.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
             .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofByteArray());
