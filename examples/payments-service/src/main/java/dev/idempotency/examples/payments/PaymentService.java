@@ -1,7 +1,6 @@
 package dev.idempotency.examples.payments;
 
 import dev.idempotency.examples.payments.SideEffectLedger.Operation;
-import dev.idempotency.server.IdempotencyConfiguration;
 // tag::step-imports[]
 import dev.idempotency.server.IdempotentOperation;
 // end::step-imports[]
@@ -67,7 +66,6 @@ final class PaymentService {
     private final CardGateway gateway;
     @Nullable
     private final CrashPoints crash;
-    private final boolean transactionalMode;
 
     /**
      * @param payments         the business storage
@@ -80,14 +78,12 @@ final class PaymentService {
      * @param gateway          the card gateway a capture charges through, absent unless
      *                         {@code payments.gateway.url} is set
      * @param crash            TEST ONLY, absent unless {@code payments.test.crash-at} is set
-     * @param idempotency      the filter's settings: whether routes run in transactional mode
      */
     PaymentService(PaymentRepository payments, Clock clock, @Nullable TestFailureInjection failureInjection,
                    @Nullable Outbox outbox, @Value("${payments.messaging.exchange:payments}") String exchange,
-                   @Nullable CardGateway gateway, @Nullable CrashPoints crash, IdempotencyConfiguration idempotency) {
+                   @Nullable CardGateway gateway, @Nullable CrashPoints crash) {
         this.gateway = gateway;
         this.crash = crash;
-        this.transactionalMode = idempotency.isTransactional();
         this.payments = payments;
         this.clock = clock;
         this.failureInjection = failureInjection;
@@ -141,13 +137,13 @@ final class PaymentService {
     }
 
     /**
-     * Charges the card for a capture through the gateway, once per capture operation. In leased
-     * mode the charge is a durable step (CONTRACT S23): an execution that runs again after a
-     * released 5xx, a crash or a takeover gets the recorded charge back without calling the
-     * gateway. Either way the call sends a derived key (C11), so a charge whose step was never
-     * recorded (the process died right after the gateway answered) is answered by the gateway's
-     * replay, not charged twice. In transactional mode (S18), which refuses steps, the derived key
-     * alone does it. A capture the business rules refuse (not authorized, too much) charges nothing.
+     * Charges the card for a capture through the gateway, once per capture operation. The charge
+     * is a durable step (CONTRACT S23): an execution that runs again after a released 5xx, a
+     * crash, a takeover or a rolled-back attempt (transactional mode, where the step is recorded
+     * beside the attempt's transaction) gets the recorded charge back without calling the
+     * gateway. And the call sends a derived key (C11), so a charge whose step was never recorded
+     * (the process died right after the gateway answered) is answered by the gateway's replay, not
+     * charged twice. A capture the business rules refuse (not authorized, too much) charges nothing.
      */
     // tag::charge-step[]
     private void chargeCard(String id, @Nullable Requests.Capture request) {
@@ -168,7 +164,7 @@ final class PaymentService {
             return made;
         };
         Optional<IdempotentOperation> operation = IdempotentOperation.current();
-        if (operation.isPresent() && !transactionalMode) {
+        if (operation.isPresent()) {
             operation.get().step("charge-card", CardGateway.Charge.class, charge);
         } else {
             charge.get();

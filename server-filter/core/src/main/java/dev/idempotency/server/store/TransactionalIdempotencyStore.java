@@ -103,6 +103,34 @@ public interface TransactionalIdempotencyStore extends IdempotencyStore {
             throw new UnsupportedOperationException("this store cannot record a step inside a transaction");
         }
 
+        /**
+         * Records a durable step's result (CONTRACT S23) in a transaction of its own, on another
+         * connection, so that it survives this transaction's rollback: a route in transactional
+         * mode resumes its steps after a failed attempt. Fenced by this transaction: the step is
+         * written only while this transaction still runs (a transaction the database rolled back,
+         * with its connection lost, writes nothing); a step already recorded keeps its first result.
+         * The default throws: a store that cannot do it says so.
+         *
+         * @return {@code true} when recorded (now or before), {@code false} when this transaction
+         *     no longer runs
+         * @throws IdempotencyStoreException when the store cannot answer
+         */
+        default boolean recordStepOutside(String storeKey, String step, byte[] result, Duration keep) {
+            throw new UnsupportedOperationException("this store cannot record a step beside a transaction");
+        }
+
+        /**
+         * Discards every step of {@code storeKey} in a transaction of its own, while this one still
+         * runs: the operation was abandoned, and its next attempt runs every step again.
+         *
+         * @return {@code true} when discarded (or there were none), {@code false} when this
+         *     transaction no longer runs
+         * @throws IdempotencyStoreException when the store cannot answer
+         */
+        default boolean discardStepsOutside(String storeKey) {
+            throw new UnsupportedOperationException("this store cannot discard steps beside a transaction");
+        }
+
         /** Makes the transaction roll back instead of committing when {@code work} returns. */
         void setRollbackOnly();
 

@@ -1169,6 +1169,8 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     /** The filter's handle on one transaction: statements on the transaction's connection. */
     private final class JdbcTransaction implements Transaction {
         private final TransactionStatus<Connection> status;
+        /** This transaction's id, read once when a step is recorded beside it. */
+        private volatile String xid;
 
         JdbcTransaction(TransactionStatus<Connection> status) {
             this.status = status;
@@ -1191,6 +1193,61 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
             Checks.positive(retention, "retention");
             return inTx("complete", c -> PostgresIdempotencyStore.this.complete(c, storeKey, fencingToken, response,
                 retention));
+        }
+
+        /**
+         * On a connection of its own, fenced by this transaction's id: written only while
+         * {@code pg_xact_status} says it still runs.
+         */
+        @Override
+        public boolean recordStepOutside(String storeKey, String step, byte[] result, Duration keep) {
+            Objects.requireNonNull(step, "step");
+            Objects.requireNonNull(result, "result");
+            Checks.positive(keep, "keep");
+            String id = xid();
+            return autocommit("recordStep", c -> {
+                Instant now = now();
+                try (PreparedStatement ps = prepare(c, sql.recordStepBeside)) {
+                    ps.setBytes(1, StoreKeys.encode(storeKey));
+                    ps.setString(2, step);
+                    ps.setBytes(3, result);
+                    ps.setObject(4, timestamp(now));
+                    ps.setObject(5, timestamp(now.plus(keep)));
+                    ps.setString(6, id);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        return rs.next();
+                    }
+                }
+            });
+        }
+
+        @Override
+        public boolean discardStepsOutside(String storeKey) {
+            String id = xid();
+            return autocommit("discardSteps", c -> {
+                try (PreparedStatement ps = prepare(c, sql.discardStepsBeside)) {
+                    ps.setString(1, id);
+                    ps.setBytes(2, StoreKeys.encode(storeKey));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        return rs.next() && rs.getBoolean(1);
+                    }
+                }
+            });
+        }
+
+        private String xid() {
+            String id = xid;
+            if (id == null) {
+                id = inTx("recordStep", c -> {
+                    try (PreparedStatement ps = prepare(c, "SELECT CAST(pg_current_xact_id() AS text)");
+                         ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        return rs.getString(1);
+                    }
+                });
+                xid = id;
+            }
+            return id;
         }
 
         /** The step's row on the transaction's connection: it commits with the handler's writes (an atomic phase). */

@@ -23,6 +23,8 @@ final class PostgresSql {
     final String steps;
     final String recordStep;
     final String discardSteps;
+    final String recordStepBeside;
+    final String discardStepsBeside;
     final String purgeSteps;
 
     PostgresSql(String qualifiedTable) {
@@ -131,6 +133,20 @@ final class PostgresSql {
             + " recorded_at = CASE WHEN s.expires_at <= EXCLUDED.recorded_at THEN EXCLUDED.recorded_at"
             + " ELSE s.recorded_at END,"
             + " expires_at = GREATEST(s.expires_at, EXCLUDED.expires_at) RETURNING 1";
+        // Beside a transactional-mode attempt (S18): fenced by the attempt's transaction still running.
+        // 1 store_key, 2 step, 3 result, 4 now, 5 keep end, 6 the attempt's transaction id (xid8 as text)
+        this.recordStepBeside = "INSERT INTO " + stepsTable + " AS s (store_key, step, result, recorded_at, expires_at)"
+            + " SELECT CAST(? AS bytea), CAST(? AS text), CAST(? AS bytea), CAST(? AS timestamptz), CAST(? AS timestamptz)"
+            + " WHERE pg_xact_status(CAST(? AS xid8)) = 'in progress'"
+            + " ON CONFLICT (store_key, step) DO UPDATE SET"
+            + " result = CASE WHEN s.expires_at <= EXCLUDED.recorded_at THEN EXCLUDED.result ELSE s.result END,"
+            + " recorded_at = CASE WHEN s.expires_at <= EXCLUDED.recorded_at THEN EXCLUDED.recorded_at"
+            + " ELSE s.recorded_at END,"
+            + " expires_at = GREATEST(s.expires_at, EXCLUDED.expires_at) RETURNING 1";
+        // 1 the attempt's transaction id, 2 store_key; one row: whether that transaction still runs
+        this.discardStepsBeside = "WITH h AS (SELECT pg_xact_status(CAST(? AS xid8)) = 'in progress' AS running),"
+            + " d AS (DELETE FROM " + stepsTable + " WHERE store_key = ? AND (SELECT running FROM h) RETURNING 1)"
+            + " SELECT running FROM h";
         // 1 store_key, 2 token, 3 store_key; one row: 1 when the token holds the record (its steps deleted)
         this.discardSteps = "WITH h AS (SELECT 1 FROM " + table + " WHERE store_key = ? AND fencing_token = ?"
             + " AND NOT completed FOR SHARE), d AS (DELETE FROM " + stepsTable + " WHERE store_key = ?"

@@ -36,8 +36,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * CONTRACT S23 on PostgreSQL through the filter: steps resume after a released 5xx, and a
- * transactional step (an atomic phase) commits or rolls back its business rows with its record.
+ * CONTRACT S23 on PostgreSQL through the filter: steps resume after a released 5xx and after a
+ * rolled-back attempt in transactional mode, and a transactional step (an atomic phase) commits or
+ * rolls back its business rows with its record.
  */
 class DurableStepsPostgresTest {
 
@@ -117,15 +118,29 @@ class DurableStepsPostgresTest {
                 : HttpResponse.created(result);
         }
 
+        /**
+         * Transactional mode (S18): a plain step (recorded beside the attempt's transaction, so it
+         * survives the rollback) and a transactional one (inside it, rolled back with it); the
+         * first attempt fails after both.
+         */
         @Post("/tx-mode")
         @Idempotent(transactional = true)
-        HttpResponse<Map<String, Object>> txMode() {
-            try {
-                IdempotentOperation.required().step("x", String.class, () -> "x");
-                return HttpResponse.ok(Map.of("ran", true));
-            } catch (IllegalStateException e) {
-                return HttpResponse.ok(Map.of("error", e.getMessage()));
+        HttpResponse<Map<String, Object>> txMode(@Body Map<String, Object> body) {
+            String order = (String) body.get("order");
+            IdempotentOperation op = IdempotentOperation.required();
+            String charge = op.step("charge", String.class,
+                () -> "ch-" + charges.computeIfAbsent(order, k -> new AtomicInteger()).incrementAndGet());
+            String reservation = op.step("reserve", String.class).transactional().run(() -> {
+                try {
+                    return stock.reserve(order, false);
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            if (executions.computeIfAbsent(order, k -> new AtomicInteger()).incrementAndGet() == 1) {
+                throw new IllegalStateException("the first attempt fails after both steps");
             }
+            return HttpResponse.created(Map.of("reservation", reservation, "charge", charge));
         }
     }
 
@@ -207,10 +222,23 @@ class DurableStepsPostgresTest {
     }
 
     @Test
-    @DisplayName("S23: a route in transactional mode refuses steps and says what to do instead")
-    void transactionalModeRefusesSteps() throws Exception {
-        var answered = http.postJson("/steps/tx-mode", key(), "{}");
-        assertThat(new String(answered.body())).contains("durable steps need a leased route")
-            .contains("derived keys (C11)");
+    @DisplayName("S23/S18: in transactional mode a rolled-back attempt keeps its plain steps, not its transactional ones;"
+        + " the retry resumes the first and runs the second once")
+    void transactionalRetryResumes() throws Exception {
+        String order = "o-" + UUID.randomUUID();
+        String k = key();
+        String payload = "{\"order\":\"" + order + "\"}";
+        var failed = http.postJson("/steps/tx-mode", k, payload);
+        assertThat(failed.statusCode()).isEqualTo(500);
+        assertThat(reservations(order)).as("the transactional step rolled back with the attempt").isZero();
+        assertThat(count("SELECT count(*) FROM " + SCHEMA + ".idempotency_records_steps WHERE step = ?", "charge"))
+            .isGreaterThanOrEqualTo(1);
+
+        var retried = http.postJson("/steps/tx-mode", k, payload);
+        assertThat(retried.statusCode()).isEqualTo(201);
+        assertThat(new String(retried.body())).contains("\"charge\":\"ch-1\"");
+        assertThat(reservations(order)).isEqualTo(1);
+        var replay = http.postJson("/steps/tx-mode", k, payload);
+        assertThat(replay.body()).isEqualTo(retried.body());
     }
 }

@@ -87,7 +87,7 @@ public class NonBlockingApi {
     }
 
     /**
-     * Two durable steps (CONTRACT S23) on the event loop, then 503 on an operation's first
+     * Two durable steps (CONTRACT S23) on the event loop (in transactional mode too), then 503 on an operation's first
      * execution: its retry resumes both steps from the store without running them.
      */
     @Post("/steps")

@@ -16,6 +16,8 @@ import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.core.type.Argument;
 import io.micronaut.json.JsonMapper;
+import io.micronaut.scheduling.TaskExecutors;
+import jakarta.inject.Named;
 import jakarta.inject.Singleton;
 
 import java.io.IOException;
@@ -25,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -49,8 +52,12 @@ final class StepJournals {
     private final int maxBytes;
     private final JsonMapper mapper;
 
+    private final Executor blocking;
+
     StepJournals(IdempotencyStore store, StoreCalls calls, IdempotencyScheduler scheduler, Report report,
-                 IdempotencyConfiguration config, @Nullable JsonMapper mapper) {
+                 IdempotencyConfiguration config, @Nullable JsonMapper mapper,
+                 @Named(TaskExecutors.BLOCKING) Executor blocking) {
+        this.blocking = blocking;
         this.store = store;
         this.calls = calls;
         this.scheduler = scheduler;
@@ -59,54 +66,27 @@ final class StepJournals {
         this.mapper = mapper;
     }
 
-    /**
-     * @return the steps of an execution in transactional mode (CONTRACT S18), which refuse to run:
-     *     its record is not committed until the handler ends, so nothing could fence or keep a step
-     */
-    static OperationSteps refused(Exchange ex) {
-        return new OperationSteps() {
-            @Override
-            protected String recordId() {
-                return ex.operation().recordId();
-            }
-
-            @Override
-            protected <T> T runBlocking(String name, StepCodec<T> codec, Class<T> type, boolean repeatable,
-                                        boolean transactional, Supplier<T> work) {
-                throw refusal(ex);
-            }
-
-            @Override
-            protected <T> CompletableFuture<T> runAsync(String name, StepCodec<T> codec, Class<T> type,
-                                                        boolean repeatable, boolean transactional,
-                                                        Supplier<? extends CompletionStage<T>> work) {
-                return CompletableFuture.failedFuture(refusal(ex));
-            }
-
-            @Override
-            protected void abandon() {
-                throw refusal(ex);
-            }
-        };
-    }
-
-    private static IllegalStateException refusal(Exchange ex) {
-        return new IllegalStateException("durable steps need a leased route, and " + ex.policy().template()
-            + " runs in transactional mode (CONTRACT S18): its record commits only with the handler's writes, so a"
-            + " failed attempt leaves nothing to resume. Its database writes roll back with it; make downstream calls"
-            + " through the client SDK, whose derived keys (C11) turn their repeats into replays; or drop"
-            + " transactional and use step(...).transactional() for the database work");
-    }
-
     /** @return the journal of the execution that holds {@code lease} */
     Journal open(Exchange ex, Lease lease) {
-        return new Journal(ex, lease);
+        return new Journal(ex, lease, null);
+    }
+
+    /**
+     * @return the journal of an attempt in transactional mode (CONTRACT S18): its steps are
+     *     recorded beside the attempt's transaction, so that they survive its rollback, while it
+     *     runs; a transactional step runs inside it and commits with it
+     */
+    Journal open(Exchange ex, long fencingToken, TransactionalIdempotencyStore.Transaction holder) {
+        return new Journal(ex, new Lease(ex.key(), fencingToken, ex.policy().lease()), holder);
     }
 
     /** One execution's steps: what it found recorded, what it ran, and whether it gives them up. */
     final class Journal extends OperationSteps {
         private final Exchange ex;
         private final Lease lease;
+        /** The attempt's transaction in transactional mode, else {@code null}. */
+        @Nullable
+        private final TransactionalIdempotencyStore.Transaction holder;
         private final Duration keep;
         /** Steps by name that this execution ran or resumed, as they finish. */
         private final ConcurrentHashMap<String, CompletableFuture<Object>> seen = new ConcurrentHashMap<>();
@@ -114,9 +94,10 @@ final class StepJournals {
         private volatile boolean resumed;
         private volatile boolean abandoned;
 
-        private Journal(Exchange ex, Lease lease) {
+        private Journal(Exchange ex, Lease lease, @Nullable TransactionalIdempotencyStore.Transaction holder) {
             this.ex = ex;
             this.lease = lease;
+            this.holder = holder;
             // kept as long as the record could be: its lease, then its retention
             this.keep = ex.policy().retention().plus(ex.policy().lease());
         }
@@ -135,7 +116,8 @@ final class StepJournals {
         CompletableFuture<Void> discard() {
             CompletionStage<Boolean> stage;
             try {
-                stage = store.discardSteps(lease.key().storeKey(), lease.token());
+                stage = holder != null ? offLoop(() -> holder.discardStepsOutside(lease.key().storeKey()))
+                    : store.discardSteps(lease.key().storeKey(), lease.token());
             } catch (UnsupportedOperationException e) {
                 return CompletableFuture.completedFuture(null);
             }
@@ -243,6 +225,17 @@ final class StepJournals {
          * island, in this thread's propagated context (which {@code inTransaction} carries over).
          */
         private <T> CompletableFuture<T> atomically(String name, StepCodec<T> codec, Supplier<T> work) {
+            if (holder != null) {
+                // the attempt's own transaction: the work's writes and the step commit with the record
+                return offLoop(() -> {
+                    T value = work.get();
+                    byte[] bytes = encode(name, codec, value);
+                    if (!holder.recordStep(lease.key().storeKey(), lease.token(), name, bytes, keep)) {
+                        throw new IllegalStateException("the idempotency record vanished inside its own transaction");
+                    }
+                    return value;
+                });
+            }
             if (!(store instanceof TransactionalIdempotencyStore transactions)) {
                 return CompletableFuture.failedFuture(new IllegalStateException("the durable step '" + name + "' is"
                     + " transactional, which needs a store that keeps records in database transactions (PostgreSQL);"
@@ -286,6 +279,29 @@ final class StepJournals {
                 }
             });
             return done;
+        }
+
+        /**
+         * A blocking call of the attempt's transaction (transactional mode): here when this thread
+         * may block, else on the blocking executor in this thread's propagated context, so that
+         * no event loop waits for the database.
+         */
+        private <T> CompletableFuture<T> offLoop(Supplier<T> call) {
+            if (!ex.loop().inLoop()) {
+                try {
+                    return CompletableFuture.completedFuture(call.get());
+                } catch (UnsupportedOperationException e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            }
+            PropagatedContext context = PropagatedContext.getOrEmpty();
+            return CompletableFuture.supplyAsync(() -> {
+                try (PropagatedContext.Scope ignored = context.propagate()) {
+                    return call.get();
+                }
+            }, blocking);
         }
 
         /** A step whose work failed is not recorded: the same execution may run it again. */
@@ -360,7 +376,8 @@ final class StepJournals {
         private void tryRecord(String name, byte[] result, long delayMillis, long giveUpAt, CompletableFuture<Void> done) {
             CompletionStage<Boolean> stage;
             try {
-                stage = store.recordStep(lease.key().storeKey(), lease.token(), name, result, keep);
+                stage = holder != null ? offLoop(() -> holder.recordStepOutside(lease.key().storeKey(), name, result, keep))
+                    : store.recordStep(lease.key().storeKey(), lease.token(), name, result, keep);
             } catch (UnsupportedOperationException e) {
                 done.completeExceptionally(new IllegalStateException(e.getMessage(), e));
                 return;
@@ -372,12 +389,14 @@ final class StepJournals {
                     } else {
                         done.completeExceptionally(new StepNotRecordedException(name,
                             StepNotRecordedException.Reason.LEASE_LOST, "the durable step '" + name + "' ran, but"
-                            + " this execution's lease was taken over before its result was recorded; the execution"
-                            + " holding the operation now runs the step itself", null));
+                            + " this execution no longer held the operation when its result was to be recorded (its"
+                            + " lease was taken over, or its transaction ended); the execution holding the operation"
+                            + " now runs the step itself", null));
                     }
                     return;
                 }
-                boolean late = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) >= giveUpAt;
+                boolean late = holder != null // the attempt waits on its transaction: answer now, no retries
+                    || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) >= giveUpAt;
                 IdempotencyScheduler.Cancellable retry = late ? null
                     : scheduler.schedule(() -> tryRecord(name, result, delayMillis * 2, giveUpAt, done), delayMillis,
                         TimeUnit.MILLISECONDS);

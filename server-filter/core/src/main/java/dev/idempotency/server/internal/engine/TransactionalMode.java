@@ -50,8 +50,11 @@ final class TransactionalMode implements ExecutionMode {
     private final Report report;
     private final StoreCircuit circuit;
 
+    private final StepJournals journals;
+
     TransactionalMode(IdempotencyStore store, ResponseCapture capture, Settlement settlement, Responses responses,
-                      Report report, StoreCircuit circuit) {
+                      Report report, StoreCircuit circuit, StepJournals journals) {
+        this.journals = journals;
         this.circuit = circuit;
         this.store = store;
         this.capture = capture;
@@ -128,14 +131,24 @@ final class TransactionalMode implements ExecutionMode {
             takeover = a.takeover();
             handlerRan = true;
             // in the context in scope here: the request's, plus the transaction
+            // with the attempt's durable steps, recorded beside its transaction so that a rollback keeps them
+            StepJournals.Journal journal = journals.open(ex, a.fencingToken(), tx);
             long started = System.nanoTime();
-            MutableHttpResponse<?> handled = join(ex.runHandler(PropagatedContext.getOrEmpty().plus(StepJournals.refused(ex))));
+            MutableHttpResponse<?> handled;
+            try {
+                handled = join(ex.runHandler(PropagatedContext.getOrEmpty().plus(journal)));
+            } catch (RuntimeException | Error e) {
+                discardIfGivenUp(journal, true);
+                throw e;
+            }
             ex.policy().latency().record(System.nanoTime() - started);
             response = handled;
             if (settlement.releases(ex.request(), handled)) {
                 tx.setRollbackOnly();
+                discardIfGivenUp(journal, true);
                 return this;
             }
+            discardIfGivenUp(journal, false);
             if (tx.isRollbackOnly()) {
                 // e.g. a @Transactional method of the handler threw and its exception was handled into this
                 // response: its writes cannot commit, so neither can the record
@@ -154,6 +167,13 @@ final class TransactionalMode implements ExecutionMode {
                 throw new IdempotencyStoreException("the idempotency record vanished inside its own transaction");
             }
             return this;
+        }
+
+        /** Discards the steps, while the transaction still runs, when the attempt gave them up (abandon, keepSteps). */
+        private void discardIfGivenUp(StepJournals.Journal journal, boolean released) {
+            if (journal.discards(released)) {
+                journal.discard().join(); // never fails: a failure is logged and the steps expire
+            }
         }
 
         private <T> T timed(String operation, Supplier<T> call) {
