@@ -118,6 +118,23 @@ class DurableStepsPostgresTest {
                 : HttpResponse.created(result);
         }
 
+        /** An asynchronous transactional step: its work runs on the island, in the request's context. */
+        @Post("/orders-async")
+        @Idempotent
+        java.util.concurrent.CompletionStage<HttpResponse<Map<String, Object>>> orderAsync(@Body Map<String, Object> body) {
+            String order = (String) body.get("order");
+            IdempotentOperation op = IdempotentOperation.required();
+            return op.step("reserve", String.class).transactional().runAsync(() -> {
+                try {
+                    String id = stock.reserve(order, false);
+                    boolean inOperation = IdempotentOperation.current().filter(o -> o.equals(op)).isPresent();
+                    return java.util.concurrent.CompletableFuture.completedFuture(id + (inOperation ? ":in-operation" : ":none"));
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            }).thenApply(reservation -> HttpResponse.created(Map.<String, Object>of("reservation", reservation)));
+        }
+
         /**
          * Transactional mode (S18): a plain step (recorded beside the attempt's transaction, so it
          * survives the rollback) and a transactional one (inside it, rolled back with it); the
@@ -219,6 +236,17 @@ class DurableStepsPostgresTest {
         assertThat(retried.statusCode()).isEqualTo(201);
         assertThat(reservations(order)).isEqualTo(1);
         assertThat(steps()).isEqualTo(stepsBefore + 2); // reserve and charge
+    }
+
+    @Test
+    @DisplayName("S23: an asynchronous transactional step runs its work in the request's context and commits its row once")
+    void asyncAtomicPhase() throws Exception {
+        String order = "o-" + UUID.randomUUID();
+        String k = key();
+        var created = http.postJson("/steps/orders-async", k, "{\"order\":\"" + order + "\"}");
+        assertThat(created.statusCode()).isEqualTo(201);
+        assertThat(new String(created.body())).contains(":in-operation");
+        assertThat(reservations(order)).isEqualTo(1);
     }
 
     @Test

@@ -185,8 +185,13 @@ final class StepJournals {
                     return CompletableFuture.completedFuture(resume(name, codec, type, found));
                 }
                 if (transactional) {
-                    // the island thread waits for the work's stage inside the transaction, as it may
-                    return loop.resume(atomically(name, codec, () -> join(work.get().toCompletableFuture())))
+                    // the island thread waits for the work's stage inside the transaction, as it may;
+                    // started in the request's context, which the transaction carries to the island
+                    CompletableFuture<T> phase;
+                    try (PropagatedContext.Scope ignored = context.propagate()) {
+                        phase = atomically(name, codec, () -> join(work.get().toCompletableFuture()));
+                    }
+                    return loop.resume(phase)
                         .thenApply(value -> {
                             report.metrics().step(false);
                             return value;
