@@ -98,7 +98,8 @@ public record IdempotentOperation(String key, String scope, String recordId) imp
      *
      * <p>Blocking: it waits for the store's answers on the calling thread, so call it from a route
      * on a blocking executor ({@code @ExecuteOn(TaskExecutors.BLOCKING)}); on an event loop use
-     * {@link #stepAsync}.
+     * {@link #stepAsync} (the blocking form called on the request's event loop throws
+     * {@link IllegalStateException} saying so, before it runs anything).
      *
      * <p>What can still run twice: work whose effect happened but whose record was not written
      * (the process died between the two, or {@link StepNotRecordedException} was thrown). Make

@@ -199,6 +199,18 @@ class DurableStepsTest {
             return HttpResponse.created(new Order(null, charge, ship));
         }
 
+        /** On the event loop (no @ExecuteOn): the blocking form refuses before running its work. */
+        @Post("/on-loop")
+        @Idempotent
+        HttpResponse<Map<String, String>> onLoop(@Header("X-Order") String order) {
+            try {
+                IdempotentOperation.required().step("charge", String.class, () -> effect("charge", order));
+                return HttpResponse.ok(Map.of("error", "none"));
+            } catch (IllegalStateException e) {
+                return HttpResponse.ok(Map.of("error", e.getMessage()));
+            }
+        }
+
         @Post("/misuse")
         @Idempotent
         @ExecuteOn(TaskExecutors.BLOCKING)
@@ -386,6 +398,16 @@ class DurableStepsTest {
         HttpResponse<Order> retried = post("/s23/store-down", key, order, Map.of());
         assertThat(retried.code()).isEqualTo(201);
         assertThat(retried.body().charge()).isEqualTo("charge-" + order + "-2");
+    }
+
+    @Test
+    @DisplayName("S23/S17: the blocking form on the request's event loop refuses before running its work, and says what to use")
+    void blockingFormOnTheEventLoop() {
+        String order = UUID.randomUUID().toString();
+        Map<?, ?> body = http.toBlocking().retrieve(HttpRequest.POST("/s23/on-loop", "{}")
+            .header("Idempotency-Key", "l-" + order).header("X-Order", order), Map.class);
+        assertThat((String) body.get("error")).contains("would block an event loop").contains("stepAsync");
+        assertThat(api.runs("charge:" + order)).isZero();
     }
 
     @Test

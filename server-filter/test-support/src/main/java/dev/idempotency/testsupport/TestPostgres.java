@@ -86,6 +86,28 @@ public final class TestPostgres {
         execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
     }
 
+    /**
+     * @param sql    a query whose first column of its first row is a count, e.g. {@code SELECT count(*) ...}
+     * @param params its string parameters, in order ({@code null} ones are skipped, as are their markers' absence)
+     * @return the count, read on a connection of its own
+     */
+    public static long count(String sql, String... params) {
+        try (Connection c = server().connect(); java.sql.PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            for (String param : params) {
+                if (param != null) {
+                    ps.setString(i++, param);
+                }
+            }
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
     public static void execute(String sql) {
         try (Connection c = server().connect(); Statement s = c.createStatement()) {
             s.execute(sql);

@@ -57,7 +57,10 @@ public interface TransactionalIdempotencyStore extends IdempotencyStore {
     <T> CompletionStage<T> inTransaction(Function<Transaction, T> work);
 
     /**
-     * The running transaction; valid only inside {@link #inTransaction} and on its thread. Its
+     * The running transaction; valid only inside {@link #inTransaction}, and on its thread except
+     * for the step methods ({@link #recordStep}, {@link #recordStepOutside},
+     * {@link #discardStepsOutside}), which the handler calls from its own thread (or the filter's
+     * bounded step executor) while the island thread waits for it. Its
      * methods block.
      */
     interface Transaction {

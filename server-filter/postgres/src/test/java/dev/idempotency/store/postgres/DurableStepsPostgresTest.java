@@ -181,16 +181,8 @@ class DurableStepsPostgresTest {
         TestPostgres.dropSchema(SCHEMA);
     }
 
-    private static long count(String sql, String param) throws SQLException {
-        try (Connection c = TestPostgres.server().connect(); PreparedStatement ps = c.prepareStatement(sql)) {
-            if (param != null) {
-                ps.setString(1, param);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+    private static long count(String sql, String param) {
+        return TestPostgres.count(sql, param);
     }
 
     private static long reservations(String order) throws SQLException {

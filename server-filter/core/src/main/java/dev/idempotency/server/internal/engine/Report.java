@@ -30,19 +30,19 @@ public final class Report {
     }
 
     void outcome(Outcome outcome, RecordKey key, HttpRequest<?> request) {
-        metrics.outcome(outcome);
-        if (LOG.isDebugEnabled()) {
-            LOG.debug("idempotency outcome={} key={} {} {}", outcome.tag, key, request.getMethodName(),
-                request.getPath());
-        }
+        outcome(outcome, "", key, request);
     }
 
     /** A request whose handler ran; {@code resumed} when one of its durable steps came from an earlier execution. */
     void executed(RecordKey key, HttpRequest<?> request, boolean resumed) {
-        metrics.outcome(Outcome.EXECUTED);
+        outcome(Outcome.EXECUTED, resumed ? " resumed=true" : "", key, request);
+    }
+
+    private void outcome(Outcome outcome, String detail, RecordKey key, HttpRequest<?> request) {
+        metrics.outcome(outcome);
         if (LOG.isDebugEnabled()) {
-            LOG.debug("idempotency outcome={}{} key={} {} {}", Outcome.EXECUTED.tag, resumed ? " resumed=true" : "", key,
-                request.getMethodName(), request.getPath());
+            LOG.debug("idempotency outcome={}{} key={} {} {}", outcome.tag, detail, key, request.getMethodName(),
+                request.getPath());
         }
     }
 

@@ -16,8 +16,8 @@ import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.core.type.Argument;
 import io.micronaut.json.JsonMapper;
-import io.micronaut.scheduling.TaskExecutors;
-import jakarta.inject.Named;
+import dev.idempotency.server.store.BoundedExecutor;
+import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
 import java.io.IOException;
@@ -27,7 +27,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -52,18 +51,31 @@ final class StepJournals {
     private final int maxBytes;
     private final JsonMapper mapper;
 
-    private final Executor blocking;
+    /** Threads for the steps of a transactional-mode attempt that are made on an event loop. */
+    static final int THREADS = 8;
+    /** How many more such calls may wait; past that a step is answered 503. */
+    static final int QUEUE = 1_000;
+
+    /**
+     * Where a transactional-mode attempt's step calls go when they are made on an event loop (an
+     * asynchronous step): a bounded executor of its own, started on first use, so that no event
+     * loop waits for the database and a flood is refused rather than queued without end.
+     */
+    private final BoundedExecutor blocking = new BoundedExecutor("idempotency-steps-", THREADS, QUEUE);
 
     StepJournals(IdempotencyStore store, StoreCalls calls, IdempotencyScheduler scheduler, Report report,
-                 IdempotencyConfiguration config, @Nullable JsonMapper mapper,
-                 @Named(TaskExecutors.BLOCKING) Executor blocking) {
-        this.blocking = blocking;
+                 IdempotencyConfiguration config, @Nullable JsonMapper mapper) {
         this.store = store;
         this.calls = calls;
         this.scheduler = scheduler;
         this.report = report;
         this.maxBytes = config.getStepMaxBytes();
         this.mapper = mapper;
+    }
+
+    @PreDestroy
+    void close() {
+        blocking.close();
     }
 
     /** @return the journal of the execution that holds {@code lease} */
@@ -143,6 +155,11 @@ final class StepJournals {
         @Override
         protected <T> T runBlocking(String name, StepCodec<T> codec, Class<T> type, boolean repeatable,
                                     boolean transactional, Supplier<T> work) {
+            if (ex.loop().inLoop()) {
+                throw new IllegalStateException("the durable step '" + name + "' would block an event loop: step(...)"
+                    + " waits for the store on the calling thread, so call it from a route on a blocking executor"
+                    + " (@ExecuteOn(TaskExecutors.BLOCKING)), or use stepAsync(...) here");
+            }
             CompletableFuture<Object> mine = new CompletableFuture<>();
             CompletableFuture<Object> earlier = seen.putIfAbsent(name, mine);
             if (earlier != null) {
@@ -288,8 +305,8 @@ final class StepJournals {
 
         /**
          * A blocking call of the attempt's transaction (transactional mode): here when this thread
-         * may block, else on the blocking executor in this thread's propagated context, so that
-         * no event loop waits for the database.
+         * may block, else on this bean's bounded executor in this thread's propagated context, so
+         * that no event loop waits for the database.
          */
         private <T> CompletableFuture<T> offLoop(Supplier<T> call) {
             if (!ex.loop().inLoop()) {
@@ -302,11 +319,19 @@ final class StepJournals {
                 }
             }
             PropagatedContext context = PropagatedContext.getOrEmpty();
-            return CompletableFuture.supplyAsync(() -> {
+            CompletableFuture<T> done = new CompletableFuture<>();
+            boolean handed = blocking.tryExecute(() -> {
                 try (PropagatedContext.Scope ignored = context.propagate()) {
-                    return call.get();
+                    done.complete(call.get());
+                } catch (RuntimeException | Error e) {
+                    done.completeExceptionally(e);
                 }
-            }, blocking);
+            });
+            if (!handed) {
+                done.completeExceptionally(new IdempotencyStoreException("idempotency steps saturated: "
+                    + blocking.describeSaturation()));
+            }
+            return done;
         }
 
         /** A step whose work failed is not recorded: the same execution may run it again. */

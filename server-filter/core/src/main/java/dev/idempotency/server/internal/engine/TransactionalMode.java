@@ -99,7 +99,7 @@ final class TransactionalMode implements ExecutionMode {
                 if (attempt.takeover) {
                     report.metrics().leaseTakenOver();
                 }
-                report.outcome(Outcome.EXECUTED, ex.key(), ex.request());
+                report.executed(ex.key(), ex.request(), attempt.journal != null && attempt.journal.resumed());
                 return new Attempt.Executed(attempt.response);
             }
             return new Attempt.NotAcquired(attempt.result);
@@ -111,6 +111,8 @@ final class TransactionalMode implements ExecutionMode {
         private final Exchange ex;
         volatile boolean handlerRan;
         volatile boolean takeover;
+        @Nullable
+        volatile StepJournals.Journal journal;
         @Nullable
         volatile MutableHttpResponse<?> response;
         @Nullable
@@ -133,6 +135,7 @@ final class TransactionalMode implements ExecutionMode {
             // in the context in scope here: the request's, plus the transaction
             // with the attempt's durable steps, recorded beside its transaction so that a rollback keeps them
             StepJournals.Journal journal = journals.open(ex, a.fencingToken(), tx);
+            this.journal = journal;
             long started = System.nanoTime();
             MutableHttpResponse<?> handled;
             try {
