@@ -104,14 +104,9 @@ public final class Http {
                 out.write("\r\n".getBytes(StandardCharsets.ISO_8859_1));
             }
             out.write("\r\n".getBytes(StandardCharsets.ISO_8859_1));
-            try {
-                out.write(framedBody);
-                out.flush();
-            } catch (IOException e) {
-                // the server may answer (413) and close before reading the whole body
-            }
             InputStream in = socket.getInputStream();
-            String text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+            writeUntilAnswered(out, in, framedBody);
+            String text = readUntilClosed(in);
             int split = text.indexOf("\r\n\r\n");
             String[] lines = text.substring(0, split).split("\r\n");
             int status = Integer.parseInt(lines[0].split(" ")[1]);
@@ -120,5 +115,40 @@ public final class Http {
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * Writes the body in pieces and stops once the server has begun to answer: a server that
+     * rejects a body (413) answers and closes before reading the rest.
+     */
+    private static void writeUntilAnswered(OutputStream out, InputStream in, byte[] body) {
+        try {
+            for (int off = 0; off < body.length && in.available() == 0; off += 1024) {
+                out.write(body, off, Math.min(1024, body.length - off));
+                out.flush();
+            }
+        } catch (IOException e) {
+            // the server answered and closed before reading the whole body; its answer is read next
+        }
+    }
+
+    /**
+     * Reads the response until the server closes. A server that closes with part of the request
+     * unread resets the connection; a reset after the response's head has arrived ends the
+     * response, before it the request failed.
+     */
+    private static String readUntilClosed(InputStream in) throws IOException {
+        java.io.ByteArrayOutputStream read = new java.io.ByteArrayOutputStream();
+        byte[] buffer = new byte[8192];
+        try {
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                read.write(buffer, 0, n);
+            }
+        } catch (java.net.SocketException reset) {
+            if (!read.toString(StandardCharsets.ISO_8859_1).contains("\r\n\r\n")) {
+                throw reset;
+            }
+        }
+        return read.toString(StandardCharsets.ISO_8859_1);
     }
 }
