@@ -33,13 +33,42 @@ public final class RedisServerProcess implements AutoCloseable {
     private final int port;
     private final Path dir;
     private final List<String> options;
+    /** A configuration file given first on the command line (a sentinel's, which it rewrites), or {@code null}. */
+    private Path config;
     private Process process;
+    /** Options of this start only, after {@link #options} ({@link #restart(String...)}). */
+    private List<String> extra = List.of();
 
     private RedisServerProcess(Path binary, int port, Path dir, List<String> options) {
         this.binary = binary;
         this.port = port;
         this.dir = dir;
         this.options = options;
+    }
+
+    /**
+     * Starts a Redis Sentinel on a free port that monitors the primary at 127.0.0.1:{@code primaryPort}
+     * as {@code master}, with a quorum of {@code quorum} and a primary counted down after
+     * {@code downAfterMillis} without an answer. Its configuration file is in its directory
+     * (a sentinel rewrites it as it learns the topology).
+     */
+    public static RedisServerProcess sentinel(String master, int primaryPort, int quorum, long downAfterMillis) {
+        int port = freePort(false);
+        try {
+            Path dir = Files.createTempDirectory("idempotency-sentinel-" + port + "-");
+            Path conf = dir.resolve("sentinel.conf");
+            Files.writeString(conf, String.join("\n",
+                "sentinel monitor " + master + " 127.0.0.1 " + primaryPort + " " + quorum,
+                "sentinel down-after-milliseconds " + master + " " + downAfterMillis,
+                "sentinel failover-timeout " + master + " " + Math.max(2000, 4 * downAfterMillis),
+                "sentinel parallel-syncs " + master + " 1", ""));
+            RedisServerProcess p = new RedisServerProcess(binary(), port, dir, List.of("--sentinel"));
+            p.config = conf;
+            p.startProcess();
+            return p;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Starts a server on a free port with the given extra {@code redis-server} options. */
@@ -126,17 +155,55 @@ public final class RedisServerProcess implements AutoCloseable {
         }
     }
 
+    /** Stops the process (SIGSTOP): its connections stay open, and it answers nothing until {@link #resume()}. */
+    public void pause() {
+        signal("STOP");
+    }
+
+    /** Lets a {@link #pause() paused} process run again (SIGCONT). */
+    public void resume() {
+        signal("CONT");
+    }
+
+    private void signal(String name) {
+        if (process == null) {
+            throw new IllegalStateException("redis-server on port " + port + " is not running");
+        }
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Starts the server again on the same port, with the same directory and options. */
     public void restart() {
+        restart(new String[0]);
+    }
+
+    /** Starts the server again like {@link #restart()}, with {@code moreOptions} after its own (e.g. {@code --replicaof}). */
+    public void restart(String... moreOptions) {
         kill();
+        extra = List.of(moreOptions);
         startProcess();
     }
 
     private void startProcess() {
-        List<String> cmd = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
+        List<String> cmd = new ArrayList<>(List.of(binary.toString()));
+        if (config != null) {
+            cmd.add(config.toString());
+        }
+        cmd.addAll(List.of("--port", Integer.toString(port),
             "--bind", "127.0.0.1", "--dir", dir.toString(), "--save", "", "--protected-mode", "no",
             "--logfile", dir.resolve("redis.log").toString()));
         cmd.addAll(options);
+        cmd.addAll(extra);
         try {
             process = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("stdout.log").toFile()).start();
@@ -157,7 +224,8 @@ public final class RedisServerProcess implements AutoCloseable {
         throw new IllegalStateException("redis-server on port " + port + " did not answer PING: " + log());
     }
 
-    private String log() {
+    /** @return what the process wrote to its log and standard output so far */
+    public String log() {
         try {
             StringBuilder sb = new StringBuilder();
             for (String f : List.of("stdout.log", "redis.log")) {

@@ -146,4 +146,32 @@ public final class RedisWire {
         }
         return line.toString(StandardCharsets.UTF_8);
     }
+
+    /**
+     * @return an array reply of bulk strings (null elements as {@code null}); empty for a null
+     *     array ({@code *-1})
+     * @throws IOException on an error reply or another type
+     */
+    public static List<String> array(InputStream in) throws IOException {
+        String header = line(in);
+        if (!header.startsWith("*")) {
+            throw new IOException("Redis answered " + header + " where an array was expected");
+        }
+        int n = Integer.parseInt(header.substring(1));
+        List<String> items = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String item = line(in);
+            if (!item.startsWith("$")) {
+                throw new IOException("Redis answered " + item + " where a bulk string was expected");
+            }
+            int length = Integer.parseInt(item.substring(1));
+            if (length < 0) {
+                items.add(null);
+                continue;
+            }
+            byte[] body = in.readNBytes(length + 2);
+            items.add(new String(body, 0, length, StandardCharsets.UTF_8));
+        }
+        return items;
+    }
 }

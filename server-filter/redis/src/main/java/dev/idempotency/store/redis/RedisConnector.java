@@ -142,6 +142,14 @@ final class RedisConnector implements AutoCloseable {
             && this.uris.get(0).getSocket() == null && LoopTransport.SOCKET_HANDLER != null;
     }
 
+    AbstractRedisClient applicationClient() {
+        return applicationClient;
+    }
+
+    List<RedisURI> uris() {
+        return uris;
+    }
+
     /** @return whether calls on an event loop of Lettuce's transport get a connection of that loop */
     boolean perLoop() {
         return perLoop;

@@ -19,9 +19,14 @@ import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.Partitions;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.netty.util.concurrent.EventExecutor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -43,6 +48,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 /**
@@ -280,6 +286,8 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     /** A record's fixed part plus the longest fingerprint the filter sends, and the response's fixed part. */
     private static final int INSPECTED_PREFIX = FINGERPRINT + 64 + 7;
 
+    private static final Logger LOG = LoggerFactory.getLogger(RedisIdempotencyStore.class);
+
     private final Clock clock;
     private final String keyPrefix;
     /** {@code keyPrefix} and the opening brace, in UTF-8: the start of every record's key. */
@@ -290,6 +298,10 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     private final String description;
     /** Whether the server takes SET with NX and GET together (Redis 7.0+); learnt from the first refusal. */
     private volatile boolean setNxGet = true;
+    /** The {@code WAIT} behind each write, or {@code null} when {@code wait-replicas} is 0. */
+    private final ReplicaWait replicaWait;
+    /** Writes kept although fewer replicas than {@code wait-replicas} confirmed them. */
+    private final AtomicLong underReplicatedWrites = new AtomicLong();
 
     /**
      * Creates the store; performs no I/O (the connections are opened on first use).
@@ -312,15 +324,25 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         this.keyHead = (keyPrefix + "{").getBytes(StandardCharsets.UTF_8);
         this.lateCompletionWindow = configuration.getLateCompletionWindow();
         this.expiryGrace = configuration.getExpiryGrace();
+        int waitReplicas = configuration.getWaitReplicas();
+        if (waitReplicas > 0 && configuration.getWaitTimeout().compareTo(configuration.getCommandTimeout()) >= 0) {
+            throw new IllegalArgumentException(RedisIdempotencyStoreConfigurationProperties.PREFIX + ".wait-timeout ("
+                + configuration.getWaitTimeout().toMillis() + " ms) must be shorter than "
+                + RedisIdempotencyStoreConfigurationProperties.PREFIX + ".command-timeout ("
+                + configuration.getCommandTimeout().toMillis() + " ms), which bounds a write and its WAIT together:"
+                + " shorten the one or lengthen the other");
+        }
+        this.replicaWait = waitReplicas == 0 ? null : new ReplicaWait(waitReplicas, configuration.getWaitTimeout());
         CommandDeadlines deadlines = new CommandDeadlines(configuration.getCommandTimeout());
         long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
             Math.min(MAX_TICK_NANOS, configuration.getCommandTimeout().toNanos() / 10));
         this.connector = new RedisConnector(client, uris, deadlines, tick, configuration.isEventLoopConnections(),
             configuration.getReconnectDelayMax());
         this.description = "Redis " + (client instanceof RedisClusterClient ? "Cluster at " : "at ")
-            + uris.stream().map(u -> u.getHost() == null ? String.valueOf(u.getSocket()) : u.getHost() + ":" + u.getPort())
-                .collect(Collectors.joining(","))
+            + uris.stream().map(RedisIdempotencyStore::where).collect(Collectors.joining(","))
             + ", keys " + keyPrefix + "{...}, command timeout " + configuration.getCommandTimeout().toMillis() + " ms"
+            + (replicaWait == null ? "" : ", writes confirmed by " + waitReplicas + " replica(s) within "
+                + replicaWait.timeoutMillis() + " ms")
             + (connector.perLoop() ? ", a connection per event loop of Lettuce's transport ("
                 + RedisConnector.lettuceChannel() + ")" : "");
     }
@@ -328,6 +350,24 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     @Override
     public String describe() {
         return description;
+    }
+
+    /** @return where {@code uri} points: host and port, the socket, or the sentinels and the master's name */
+    private static String where(RedisURI uri) {
+        if (!uri.getSentinels().isEmpty()) {
+            return "the primary '" + uri.getSentinelMasterId() + "' of sentinels " + uri.getSentinels().stream()
+                .map(s -> s.getHost() + ":" + s.getPort()).collect(Collectors.joining(","));
+        }
+        return uri.getHost() == null ? String.valueOf(uri.getSocket()) : uri.getHost() + ":" + uri.getPort();
+    }
+
+    /**
+     * @return how many writes (completions, renewals, steps) the store kept although fewer
+     *     replicas than {@code wait-replicas} confirmed them, each logged: a failover before the
+     *     replicas caught up would have lost them. Always 0 with {@code wait-replicas=0}.
+     */
+    public long underReplicatedWrites() {
+        return underReplicatedWrites.get();
     }
 
     /** One {@code PING} on the calling thread's connection: the probe's round trip (O2). */
@@ -369,9 +409,10 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         // the connection of the calling thread; the take-over below follows on the same one, not on
         // whichever thread the first reply completed
         RedisConnector.Link link = connector.link();
-        return create(link, key, record, ttl).thenCompose(found -> {
+        return create(link, key, record, ttl).thenCompose(created -> {
+            byte[] found = (byte[]) replyOf(created);
             if (found == null) {
-                return CompletableFuture.completedFuture(new AcquireResult.Acquired(token, false));
+                return confirmed(storeKey, token, created, new AcquireResult.Acquired(token, false));
             }
             AcquireResult live;
             try {
@@ -384,17 +425,122 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
                 return CompletableFuture.completedFuture(live);
             }
             // the record found is over (lease or retention ended, or released): take it over
-            return run(link, TAKE_OVER.name(), c -> TAKE_OVER.execute(c, new byte[][] {key}, record, decimal(now), decimal(ttl)),
-                reply -> takenOver(storeKey, reply, fingerprint, now));
+            return run(link, TAKE_OVER.name(), written(key, c -> TAKE_OVER.execute(c, new byte[][] {key}, record,
+                    decimal(now), decimal(ttl))), reply -> reply)
+                .thenCompose(reply -> {
+                    AcquireResult result;
+                    try {
+                        result = takenOver(storeKey, replyOf(reply), fingerprint, now);
+                    } catch (IOException | RuntimeException e) {
+                        return CompletableFuture.failedFuture(new IdempotencyStoreException("Redis idempotency store:"
+                            + " the reply of " + TAKE_OVER.name() + " could not be decoded: " + e.getMessage(), e));
+                    }
+                    return result instanceof AcquireResult.Acquired acquired
+                        ? confirmed(storeKey, acquired.fencingToken(), reply, result)
+                        : CompletableFuture.completedFuture(result);
+                });
         });
     }
 
-    /** {@code SET NX GET}, or the script that does the same on Redis before 7.0: null when created, else the record. */
-    private CompletableFuture<byte[]> create(RedisConnector.Link link, byte[] key, byte[] record, long ttl) {
+    /**
+     * An acquire that wrote its record: answered when enough replicas have it ({@code wait-replicas}),
+     * else failed closed. The record is released (where the primary still is), so the key is free
+     * for the retry, and the handler does not run: a failover before a replica had the record
+     * would let a retry run it a second time.
+     */
+    private CompletableFuture<AcquireResult> confirmed(String storeKey, long token, Object reply, AcquireResult acquired) {
+        if (replicaWait == null || replicaWait.confirmed((ReplicaWait.Written) reply)) {
+            return CompletableFuture.completedFuture(acquired);
+        }
+        ReplicaWait.Written written = (ReplicaWait.Written) reply;
+        IdempotencyStoreException refused = new IdempotencyStoreException("Redis idempotency store: the acquire of "
+            + recordKeyText(storeKey) + " was confirmed by " + confirmations(written) + " within "
+            + replicaWait.timeoutMillis() + " ms (" + RedisIdempotencyStoreConfigurationProperties.PREFIX
+            + ".wait-replicas=" + replicaWait.replicas() + "), so a failover could lose it: the record is released"
+            + " and the request not run. Retry later; if it lasts, check the replicas (INFO replication on the"
+            + " primary) or lower wait-replicas");
+        // released before the refusal is answered, so the retry finds the key free
+        return release(storeKey, token).toCompletableFuture().<AcquireResult>handle((released, failure) -> {
+            if (failure != null) {
+                LOG.warn("idempotency Redis store: the under-replicated acquire of {} could not be released ({});"
+                    + " the key stays in progress until its lease ends", recordKeyText(storeKey), cause(failure).toString());
+            }
+            throw refused;
+        });
+    }
+
+    /** @return "k of N replicas", or why the WAIT failed */
+    private String confirmations(ReplicaWait.Written written) {
+        return written.waitFailure() != null ? "no replica (WAIT failed: " + written.waitFailure() + ")"
+            : written.replicas() + " of " + replicaWait.replicas() + " replica(s)";
+    }
+
+    /** {@code write}, with a {@code WAIT} behind it when {@code wait-replicas} is set: then the reply is a {@link ReplicaWait.Written}. */
+    private Command written(byte[] key, Command write) {
+        return replicaWait == null ? write : c -> replicaWait.send(c, key, write::send);
+    }
+
+    /** @return the write's own reply, with or without a {@code WAIT} behind it */
+    private static Object replyOf(Object reply) {
+        return reply instanceof ReplicaWait.Written w ? w.reply() : reply;
+    }
+
+    /**
+     * Sends a write the record's result depends on ({@code complete}, {@code renew}, a step) with
+     * the {@code WAIT} for replicas behind it. A write that fewer replicas confirmed is waited
+     * for twice more on the same connection; then it stands, and is logged and counted with what
+     * a failover would lose. A {@code WAIT} that fails (the connection was lost: the primary may
+     * have failed over) leaves unknown whether any replica has the write, so the call fails and
+     * its caller sends the write again (the filter retries a completion with backoff), to
+     * whichever primary answers by then.
+     *
+     * @return whether the script wrote (its reply was 1)
+     */
+    private CompletableFuture<Boolean> durable(String storeKey, String name, Command write, String loss) {
+        RedisConnector.Link link = connector.link();
+        byte[] key = recordKey(storeKey);
+        return run(link, name, written(key, write), reply -> reply).thenCompose(reply -> {
+            boolean wrote = isOne(replyOf(reply));
+            if (replicaWait == null || !wrote) {
+                return CompletableFuture.completedFuture(wrote);
+            }
+            return replicated(link, storeKey, key, name, loss, (ReplicaWait.Written) reply, 2);
+        });
+    }
+
+    private CompletableFuture<Boolean> replicated(RedisConnector.Link link, String storeKey, byte[] key, String name,
+                                                  String loss, ReplicaWait.Written written, int waitsLeft) {
+        if (replicaWait.confirmed(written)) {
+            return CompletableFuture.completedFuture(true);
+        }
+        if (written.waitFailure() != null) {
+            return CompletableFuture.failedFuture(new IdempotencyStoreException("Redis idempotency store: " + name
+                + " of " + recordKeyText(storeKey) + " was written, but the WAIT for its replicas failed ("
+                + written.waitFailure() + "), so whether a replica has it is unknown: it fails, to be sent again",
+                written.waitFailure()));
+        }
+        if (waitsLeft > 0) {
+            return run(link, "wait", c -> replicaWait.again(c, key), reply -> (ReplicaWait.Written) reply)
+                .handle((again, failure) -> again != null ? again : new ReplicaWait.Written(null, -1, cause(failure)))
+                .thenCompose(again -> replicated(link, storeKey, key, name, loss, again, waitsLeft - 1));
+        }
+        underReplicatedWrites.incrementAndGet();
+        LOG.warn("idempotency Redis store: {} of {} is on the primary, but only {} confirmed it after three"
+            + " waits of {} ms (wait-replicas={}). If the primary fails before a replica has it, {}. Check"
+            + " the replicas' lag (INFO replication on the primary)", name, recordKeyText(storeKey),
+            confirmations(written), replicaWait.timeoutMillis(), replicaWait.replicas(), loss);
+        return CompletableFuture.completedFuture(true);
+    }
+
+    /**
+     * {@code SET NX GET}, or the script that does the same on Redis before 7.0: null when created,
+     * else the record (in a {@link ReplicaWait.Written} when replicas are waited for).
+     */
+    private CompletableFuture<Object> create(RedisConnector.Link link, byte[] key, byte[] record, long ttl) {
         if (setNxGet) {
             SetArgs args = SetArgs.Builder.nx().px(ttl);
-            return run(link, "acquire", c -> c.setGet(key, record, args).toCompletableFuture().<Object>thenApply(v -> v),
-                reply -> (byte[]) reply, failure -> {
+            return run(link, "acquire", written(key, c -> c.setGet(key, record, args).toCompletableFuture()
+                    .<Object>thenApply(v -> v)), reply -> reply, failure -> {
                     // not only the first refusal: every call sent before the store learnt it is refused too
                     if (failure instanceof RedisCommandExecutionException e
                         && String.valueOf(e.getMessage()).contains("syntax error")) {
@@ -404,7 +550,8 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
                     return null;
                 });
         }
-        return run(link, CREATE.name(), c -> CREATE.execute(c, new byte[][] {key}, record, decimal(ttl)), reply -> (byte[]) reply);
+        return run(link, CREATE.name(), written(key, c -> CREATE.execute(c, new byte[][] {key}, record, decimal(ttl))),
+            reply -> reply);
     }
 
     /** @return what a live record answers (replay, mismatch, in progress), or {@code null} when it is over */
@@ -452,8 +599,9 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         long now = clock.millis();
         byte[] ttl = decimal(retention.plus(expiryGrace).toMillis());
         byte[] rest = StoredResponseCodec.encode(response);
-        return run(connector.link(), COMPLETE.name(), c -> COMPLETE.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
-            longBytes(now + retention.toMillis()), rest, ttl), RedisIdempotencyStore::isOne);
+        return durable(storeKey, COMPLETE.name(), c -> COMPLETE.execute(c, new byte[][] {recordKey(storeKey)},
+            longBytes(fencingToken), longBytes(now + retention.toMillis()), rest, ttl),
+            "the record is back in progress as acquired, and once its lease ends a retry runs the handler again");
     }
 
     @Override
@@ -470,8 +618,10 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         Checks.positive(lease, "lease");
         long now = clock.millis();
         byte[] ttl = decimal(lease.plus(lateCompletionWindow).toMillis());
-        return run(connector.link(), RENEW.name(), c -> RENEW.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
-            longBytes(now + lease.toMillis()), ttl), RedisIdempotencyStore::isOne);
+        return durable(storeKey, RENEW.name(), c -> RENEW.execute(c, new byte[][] {recordKey(storeKey)},
+            longBytes(fencingToken), longBytes(now + lease.toMillis()), ttl),
+            "the lease ends at its earlier deadline, and a retry after it may take the key over while the handler"
+                + " still runs");
     }
 
     /** One {@code HGETALL} of the record's steps hash; steps past their deadline (by the injected clock) count as none. */
@@ -507,10 +657,10 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         Checks.positive(keep, "keep");
         long now = clock.millis();
         byte[] ttl = decimal(keep.plus(expiryGrace).toMillis());
-        return run(connector.link(), RECORD_STEP.name(), c -> RECORD_STEP.execute(c,
+        return durable(storeKey, RECORD_STEP.name(), c -> RECORD_STEP.execute(c,
             new byte[][] {recordKey(storeKey), stepsKey(storeKey)}, longBytes(fencingToken),
             step.getBytes(StandardCharsets.UTF_8), result, longBytes(now + keep.toMillis()), longBytes(now), ttl),
-            RedisIdempotencyStore::isOne);
+            "the step '" + step + "' is gone, and a retry runs it again");
     }
 
     @Override
@@ -668,6 +818,41 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     @Override
     public void close() {
         connector.close();
+    }
+
+    /** @return the application's client the store's connections borrow from (for the startup check) */
+    AbstractRedisClient applicationClient() {
+        return connector.applicationClient();
+    }
+
+    /** @return the Redis server, sentinels or cluster seed nodes the store connects to */
+    List<RedisURI> uris() {
+        return connector.uris();
+    }
+
+    /**
+     * @return how many replicas the primary reports connected ({@code INFO replication}); for a
+     *     cluster, the fewest that any master with slots has, from the topology the store knows
+     */
+    CompletableFuture<Integer> fewestReplicas() {
+        return run(connector.link(), "info", c -> {
+            if (c instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
+                Partitions partitions = cluster.getStatefulConnection().getPartitions();
+                int fewest = Integer.MAX_VALUE;
+                for (RedisClusterNode node : partitions) {
+                    if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
+                        int replicas = (int) partitions.stream()
+                            .filter(n -> node.getNodeId().equals(n.getSlaveOf())).count();
+                        fewest = Math.min(fewest, replicas);
+                    }
+                }
+                return CompletableFuture.completedFuture((Object) (fewest == Integer.MAX_VALUE ? 0 : fewest));
+            }
+            return c.info("replication").toCompletableFuture().thenApply(info -> (Object) info.lines()
+                .filter(l -> l.startsWith("connected_slaves:"))
+                .mapToInt(l -> Integer.parseInt(l.substring("connected_slaves:".length()).trim()))
+                .findFirst().orElse(0));
+        }, reply -> (Integer) reply);
     }
 
     /** @return the store's open connections: the shared one first, if open, then the event loops' (for tests) */

@@ -60,4 +60,14 @@ public interface RedisIdempotencyStoreConfiguration {
     default EvictionCheck getEvictionPolicyCheck() {
         return EvictionCheck.WARN;
     }
+
+    /** @return how many replicas must confirm a write ({@code WAIT}); 0 waits for none */
+    default int getWaitReplicas() {
+        return 0;
+    }
+
+    /** @return how long one {@code WAIT} for {@link #getWaitReplicas()} replicas may take */
+    default Duration getWaitTimeout() {
+        return Duration.ofMillis(200);
+    }
 }

@@ -23,6 +23,8 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     public static final Duration DEFAULT_LATE_COMPLETION_WINDOW = Duration.ofHours(24);
     public static final Duration DEFAULT_EXPIRY_GRACE = Duration.ofMinutes(1);
     public static final boolean DEFAULT_EVENT_LOOP_CONNECTIONS = true;
+    public static final int DEFAULT_WAIT_REPLICAS = 0;
+    public static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofMillis(200);
 
     private boolean enabled = DEFAULT_ENABLED;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
@@ -33,6 +35,8 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
     private boolean eventLoopConnections = DEFAULT_EVENT_LOOP_CONNECTIONS;
     private EvictionCheck evictionPolicyCheck = EvictionCheck.WARN;
     private Duration reconnectDelayMax = Duration.ofMillis(500);
+    private int waitReplicas = DEFAULT_WAIT_REPLICAS;
+    private Duration waitTimeout = DEFAULT_WAIT_TIMEOUT;
 
     @Override
     public boolean isEnabled() {
@@ -196,5 +200,50 @@ public class RedisIdempotencyStoreConfigurationProperties implements RedisIdempo
      */
     public void setEvictionPolicyCheck(EvictionCheck evictionPolicyCheck) {
         this.evictionPolicyCheck = Objects.requireNonNull(evictionPolicyCheck, PREFIX + ".eviction-policy-check");
+    }
+
+    @Override
+    public int getWaitReplicas() {
+        return waitReplicas;
+    }
+
+    /**
+     * How many replicas must have a write before the store relies on it (Redis {@code WAIT},
+     * pipelined after the write on the same connection). Redis replicates asynchronously: a
+     * primary can acknowledge an acquire and fail before any replica has it, and after the
+     * failover the retry finds no record and runs the handler again. With N &gt; 0:
+     * <ul>
+     *   <li>an acquire that fewer than N replicas confirm within {@code wait-timeout} fails closed:
+     *       the record is released, the request is answered 503 {@code idempotency-store-unavailable}
+     *       with {@code Retry-After}, and the handler does not run;</li>
+     *   <li>a completion, renewal or step that fewer than N confirm is waited for twice more; then the
+     *       result stands (the caller gets it), and the store logs a WARN naming the record that a
+     *       failover could lose, and counts it ({@link RedisIdempotencyStore#underReplicatedWrites()}).</li>
+     * </ul>
+     * Every write then costs a replica's round trip more, and a connection's later commands queue
+     * behind it. Default {@value #DEFAULT_WAIT_REPLICAS}: no wait, today's behaviour.
+     *
+     * @param waitReplicas zero or more replicas
+     */
+    public void setWaitReplicas(int waitReplicas) {
+        if (waitReplicas < 0) {
+            throw new IllegalArgumentException(PREFIX + ".wait-replicas must be 0 (no wait) or more, was " + waitReplicas);
+        }
+        this.waitReplicas = waitReplicas;
+    }
+
+    @Override
+    public Duration getWaitTimeout() {
+        return waitTimeout;
+    }
+
+    /**
+     * How long one {@code WAIT} waits for {@code wait-replicas} replicas. Must be shorter than
+     * {@code command-timeout}, which bounds the write and its wait together. Default 200ms.
+     *
+     * @param waitTimeout a positive duration
+     */
+    public void setWaitTimeout(Duration waitTimeout) {
+        this.waitTimeout = Checks.positive(waitTimeout, PREFIX + ".wait-timeout");
     }
 }
