@@ -9,6 +9,7 @@ import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -142,12 +143,53 @@ final class RedisConnector implements AutoCloseable {
             && this.uris.get(0).getSocket() == null && LoopTransport.SOCKET_HANDLER != null;
     }
 
+    /** When the topology was last read again on request ({@link #topologyStale}), in nanoseconds. */
+    private final java.util.concurrent.atomic.AtomicLong topologyReadAt = new java.util.concurrent.atomic.AtomicLong(
+        System.nanoTime() - TimeUnit.SECONDS.toNanos(1));
+
+    /**
+     * A cluster node refused a write as no longer its slot's master, or could not be reached: the
+     * cluster client reads the slots' masters again, at most every 200 ms. Standalone: nothing.
+     */
+    void topologyStale() {
+        long last = topologyReadAt.get();
+        long now = System.nanoTime();
+        if (now - last < TimeUnit.MILLISECONDS.toNanos(200) || !topologyReadAt.compareAndSet(last, now)) {
+            return;
+        }
+        AbstractRedisClient c;
+        synchronized (shared) {
+            c = shared.client;
+        }
+        if (c instanceof RedisClusterClient cluster) {
+            cluster.refreshPartitionsAsync(); // failures are Lettuce's to log; the next write asks again
+        }
+    }
+
     AbstractRedisClient applicationClient() {
         return applicationClient;
     }
 
     List<RedisURI> uris() {
         return uris;
+    }
+
+    /**
+     * The topology refresh of the store's own cluster client when the application's client has
+     * none (Lettuce's default: neither periodic nor adaptive): after a master fails over, a
+     * refused connection, a {@code MOVED} or a failed reconnect refreshes the slots' masters (at
+     * most once a second), and every ten seconds a refresh runs anyway. Without it the store
+     * would keep writing to a master that is gone, and its {@code WAIT}s would go to the wrong node.
+     */
+    private static final ClusterTopologyRefreshOptions FOLLOW_FAILOVERS = ClusterTopologyRefreshOptions.builder()
+        .enableAllAdaptiveRefreshTriggers()
+        .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+        .refreshTriggersReconnectAttempts(1)
+        .enablePeriodicRefresh(Duration.ofSeconds(10))
+        .build();
+
+    private static boolean refreshesTopologyOnlyOnRequest(ClusterTopologyRefreshOptions options) {
+        return options == null || (!options.isPeriodicRefreshEnabled() && options.getAdaptiveRefreshTriggers().isEmpty());
     }
 
     /** @return whether calls on an event loop of Lettuce's transport get a connection of that loop */
@@ -421,6 +463,9 @@ final class RedisConnector implements AutoCloseable {
                 ClientOptions base = cluster.getOptions();
                 ClusterClientOptions.Builder options = base instanceof ClusterClientOptions cco
                     ? cco.mutate() : ClusterClientOptions.builder(base);
+                if (base instanceof ClusterClientOptions cco && refreshesTopologyOnlyOnRequest(cco.getTopologyRefreshOptions())) {
+                    options.topologyRefreshOptions(FOLLOW_FAILOVERS);
+                }
                 own.setOptions(options.timeoutOptions(TimeoutOptions.create())
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
                 return own;

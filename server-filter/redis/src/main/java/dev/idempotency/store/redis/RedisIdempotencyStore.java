@@ -332,12 +332,13 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
                 + configuration.getCommandTimeout().toMillis() + " ms), which bounds a write and its WAIT together:"
                 + " shorten the one or lengthen the other");
         }
-        this.replicaWait = waitReplicas == 0 ? null : new ReplicaWait(waitReplicas, configuration.getWaitTimeout());
         CommandDeadlines deadlines = new CommandDeadlines(configuration.getCommandTimeout());
         long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
             Math.min(MAX_TICK_NANOS, configuration.getCommandTimeout().toNanos() / 10));
         this.connector = new RedisConnector(client, uris, deadlines, tick, configuration.isEventLoopConnections(),
             configuration.getReconnectDelayMax());
+        this.replicaWait = waitReplicas == 0 ? null
+            : new ReplicaWait(waitReplicas, configuration.getWaitTimeout(), connector::topologyStale);
         this.description = "Redis " + (client instanceof RedisClusterClient ? "Cluster at " : "at ")
             + uris.stream().map(RedisIdempotencyStore::where).collect(Collectors.joining(","))
             + ", keys " + keyPrefix + "{...}, command timeout " + configuration.getCommandTimeout().toMillis() + " ms"
@@ -410,6 +411,9 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         // whichever thread the first reply completed
         RedisConnector.Link link = connector.link();
         return create(link, key, record, ttl).thenCompose(created -> {
+            if (replyOf(created) == ReplicaWait.NOT_SENT) {
+                return confirmed(storeKey, token, created, null);
+            }
             byte[] found = (byte[]) replyOf(created);
             if (found == null) {
                 return confirmed(storeKey, token, created, new AcquireResult.Acquired(token, false));
@@ -425,7 +429,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
                 return CompletableFuture.completedFuture(live);
             }
             // the record found is over (lease or retention ended, or released): take it over
-            return run(link, TAKE_OVER.name(), written(key, c -> TAKE_OVER.execute(c, new byte[][] {key}, record,
+            return run(link, TAKE_OVER.name(), written(key, true, c -> TAKE_OVER.execute(c, new byte[][] {key}, record,
                     decimal(now), decimal(ttl))), reply -> reply)
                 .thenCompose(reply -> {
                     AcquireResult result;
@@ -449,16 +453,22 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
      * would let a retry run it a second time.
      */
     private CompletableFuture<AcquireResult> confirmed(String storeKey, long token, Object reply, AcquireResult acquired) {
-        if (replicaWait == null || replicaWait.confirmed((ReplicaWait.Written) reply)) {
+        if (replicaWait == null || (replicaWait.confirmed((ReplicaWait.Written) reply) && acquired != null)) {
             return CompletableFuture.completedFuture(acquired);
         }
         ReplicaWait.Written written = (ReplicaWait.Written) reply;
-        IdempotencyStoreException refused = new IdempotencyStoreException("Redis idempotency store: the acquire of "
-            + recordKeyText(storeKey) + " was confirmed by " + confirmations(written) + " within "
-            + replicaWait.timeoutMillis() + " ms (" + RedisIdempotencyStoreConfigurationProperties.PREFIX
-            + ".wait-replicas=" + replicaWait.replicas() + "), so a failover could lose it: the record is released"
-            + " and the request not run. Retry later; if it lasts, check the replicas (INFO replication on the"
-            + " primary) or lower wait-replicas");
+        String what = written.waited() ? "the acquire of " + recordKeyText(storeKey) + " was confirmed by "
+            + confirmations(written) + " within " + replicaWait.timeoutMillis() + " ms"
+            : "the acquire of " + recordKeyText(storeKey) + " was not sent: the primary's last WAIT, less than "
+            + ReplicaWait.SHORT_PROBE_MILLIS + " ms ago, was confirmed by " + confirmations(written);
+        IdempotencyStoreException refused = new IdempotencyStoreException("Redis idempotency store: " + what + " ("
+            + RedisIdempotencyStoreConfigurationProperties.PREFIX + ".wait-replicas=" + replicaWait.replicas()
+            + "), so a failover could lose it: " + (written.reply() == ReplicaWait.NOT_SENT ? "the request is not run"
+                : "the record is released and the request not run") + ". Retry later; if it lasts, check the replicas"
+            + " (INFO replication on the primary) or lower wait-replicas");
+        if (written.reply() == ReplicaWait.NOT_SENT) {
+            return CompletableFuture.failedFuture(refused);
+        }
         // released before the refusal is answered, so the retry finds the key free
         return release(storeKey, token).toCompletableFuture().<AcquireResult>handle((released, failure) -> {
             if (failure != null) {
@@ -475,9 +485,13 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             : written.replicas() + " of " + replicaWait.replicas() + " replica(s)";
     }
 
-    /** {@code write}, with a {@code WAIT} behind it when {@code wait-replicas} is set: then the reply is a {@link ReplicaWait.Written}. */
-    private Command written(byte[] key, Command write) {
-        return replicaWait == null ? write : c -> replicaWait.send(c, key, write::send);
+    /**
+     * {@code write}, with a {@code WAIT} behind it when {@code wait-replicas} is set: then the reply
+     * is a {@link ReplicaWait.Written}, which with {@code unlessShort} is not sent at all while
+     * its connection is known to be short of replicas.
+     */
+    private Command written(byte[] key, boolean unlessShort, Command write) {
+        return replicaWait == null ? write : c -> replicaWait.send(c, key, unlessShort, write::send);
     }
 
     /** @return the write's own reply, with or without a {@code WAIT} behind it */
@@ -499,7 +513,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     private CompletableFuture<Boolean> durable(String storeKey, String name, Command write, String loss) {
         RedisConnector.Link link = connector.link();
         byte[] key = recordKey(storeKey);
-        return run(link, name, written(key, write), reply -> reply).thenCompose(reply -> {
+        return run(link, name, written(key, false, write), reply -> reply).thenCompose(reply -> {
             boolean wrote = isOne(replyOf(reply));
             if (replicaWait == null || !wrote) {
                 return CompletableFuture.completedFuture(wrote);
@@ -519,16 +533,19 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
                 + written.waitFailure() + "), so whether a replica has it is unknown: it fails, to be sent again",
                 written.waitFailure()));
         }
-        if (waitsLeft > 0) {
-            return run(link, "wait", c -> replicaWait.again(c, key), reply -> (ReplicaWait.Written) reply)
-                .handle((again, failure) -> again != null ? again : new ReplicaWait.Written(null, -1, cause(failure)))
+        if (waitsLeft > 0 && written.waited()) {
+            return run(link, "wait", c -> replicaWait.again(written), reply -> (ReplicaWait.Written) reply)
+                .handle((again, failure) -> again != null ? again
+                    : new ReplicaWait.Written(null, written.target(), -1, cause(failure), true))
                 .thenCompose(again -> replicated(link, storeKey, key, name, loss, again, waitsLeft - 1));
         }
         underReplicatedWrites.incrementAndGet();
-        LOG.warn("idempotency Redis store: {} of {} is on the primary, but only {} confirmed it after three"
-            + " waits of {} ms (wait-replicas={}). If the primary fails before a replica has it, {}. Check"
-            + " the replicas' lag (INFO replication on the primary)", name, recordKeyText(storeKey),
-            confirmations(written), replicaWait.timeoutMillis(), replicaWait.replicas(), loss);
+        LOG.warn("idempotency Redis store: {} of {} is on the primary, but only {} confirmed it ({}; wait-replicas={})."
+            + " If the primary fails before a replica has it, {}. Check the replicas' lag (INFO replication on the"
+            + " primary)", name, recordKeyText(storeKey), confirmations(written), written.waited()
+                ? "after three waits of " + replicaWait.timeoutMillis() + " ms"
+                : "not waited for: the primary's last WAIT, less than " + ReplicaWait.SHORT_PROBE_MILLIS
+                    + " ms ago, came back short", replicaWait.replicas(), loss);
         return CompletableFuture.completedFuture(true);
     }
 
@@ -539,7 +556,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     private CompletableFuture<Object> create(RedisConnector.Link link, byte[] key, byte[] record, long ttl) {
         if (setNxGet) {
             SetArgs args = SetArgs.Builder.nx().px(ttl);
-            return run(link, "acquire", written(key, c -> c.setGet(key, record, args).toCompletableFuture()
+            return run(link, "acquire", written(key, true, c -> c.setGet(key, record, args).toCompletableFuture()
                     .<Object>thenApply(v -> v)), reply -> reply, failure -> {
                     // not only the first refusal: every call sent before the store learnt it is refused too
                     if (failure instanceof RedisCommandExecutionException e
@@ -550,7 +567,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
                     return null;
                 });
         }
-        return run(link, CREATE.name(), written(key, c -> CREATE.execute(c, new byte[][] {key}, record, decimal(ttl))),
+        return run(link, CREATE.name(), written(key, true, c -> CREATE.execute(c, new byte[][] {key}, record, decimal(ttl))),
             reply -> reply);
     }
 

@@ -28,10 +28,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -141,39 +137,14 @@ class RedisSentinelTest {
                 before.add(k);
             }
             int oldPrimary = redis.primaryPort();
-            // four callers, each sending new keys and retrying a 503 or 409 with the same key until it is answered
-            AtomicBoolean stop = new AtomicBoolean();
-            AtomicInteger answered = new AtomicInteger();
-            AtomicInteger refused = new AtomicInteger();
-            List<CompletableFuture<Void>> callers = new ArrayList<>();
-            for (int c = 0; c < 4; c++) {
-                callers.add(CompletableFuture.runAsync(() -> {
-                    while (!stop.get()) {
-                        String k = key();
-                        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                        int status;
-                        // 503: the store is away (the acquire failed closed); 409: the key's first attempt is
-                        // still settling (its completion is retried on the new primary)
-                        while (((status = http.postJson("/redis-api/" + test, k, "{}").statusCode()) == 503
-                            || status == 409) && System.nanoTime() < giveUp) {
-                            refused.incrementAndGet();
-                            RedisServerProcess.sleep(20);
-                        }
-                        assertThat(status).as("key %s", k).isEqualTo(200);
-                        answered.incrementAndGet();
-                    }
-                }));
+            int answered;
+            try (FailoverLoad load = new FailoverLoad(http, "/redis-api/" + test, 4)) {
+                RedisServerProcess.sleep(500);
+                redis.failOver();
+                load.awaitServed(50);
+                load.close();
+                answered = load.answered();
             }
-            RedisServerProcess.sleep(500);
-            redis.failOver();
-            int served = answered.get();
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (answered.get() < served + 50 && System.nanoTime() < until) {
-                RedisServerProcess.sleep(20);
-            }
-            stop.set(true);
-            CompletableFuture.allOf(callers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
-            assertThat(answered.get()).as("keys answered after the promotion").isGreaterThanOrEqualTo(served + 50);
 
             int newPrimary = redis.primaryPort();
             assertThat(newPrimary).isNotEqualTo(oldPrimary);
@@ -190,7 +161,7 @@ class RedisSentinelTest {
                 assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
             }
             // one execution per key: the ten before, and each key the callers got answered
-            assertThat(TestApi.executions(test)).isEqualTo(10 + answered.get());
+            assertThat(TestApi.executions(test)).isEqualTo(10 + answered);
         }
     }
 
