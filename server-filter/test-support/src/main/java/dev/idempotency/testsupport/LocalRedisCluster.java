@@ -43,7 +43,8 @@ public final class LocalRedisCluster implements AutoCloseable {
                 int port = RedisServerProcess.freePort(true);
                 nodes.add(RedisServerProcess.start(RedisServerProcess.binary(), port,
                     "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                    "--cluster-node-timeout", Long.toString(nodeTimeoutMillis), "--appendonly", "no"));
+                    "--cluster-node-timeout", Long.toString(nodeTimeoutMillis), "--appendonly", "no",
+                    "--repl-diskless-sync-delay", "0"));
             }
             form();
             if (replicasPerMaster > 0) {

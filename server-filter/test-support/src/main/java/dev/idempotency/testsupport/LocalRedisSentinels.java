@@ -27,11 +27,12 @@ public final class LocalRedisSentinels implements AutoCloseable {
 
     public LocalRedisSentinels(int replicas) {
         try {
-            RedisServerProcess primary = RedisServerProcess.start("--appendonly", "no");
+            // a replica that (re)connects is synced at once, not after Redis 7's default 5 s wait for others
+            RedisServerProcess primary = RedisServerProcess.start("--appendonly", "no", "--repl-diskless-sync-delay", "0");
             servers.add(primary);
             for (int i = 0; i < replicas; i++) {
-                servers.add(RedisServerProcess.start("--appendonly", "no", "--replicaof", "127.0.0.1",
-                    Integer.toString(primary.port())));
+                servers.add(RedisServerProcess.start("--appendonly", "no", "--repl-diskless-sync-delay", "0",
+                    "--replicaof", "127.0.0.1", Integer.toString(primary.port())));
             }
             for (int i = 0; i < 3; i++) {
                 sentinels.add(RedisServerProcess.sentinel(MASTER, primary.port(), 2, DOWN_AFTER_MILLIS));

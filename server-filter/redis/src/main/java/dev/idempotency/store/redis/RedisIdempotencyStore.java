@@ -432,6 +432,9 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             return run(link, TAKE_OVER.name(), written(key, true, c -> TAKE_OVER.execute(c, new byte[][] {key}, record,
                     decimal(now), decimal(ttl))), reply -> reply)
                 .thenCompose(reply -> {
+                    if (replyOf(reply) == ReplicaWait.NOT_SENT) {
+                        return confirmed(storeKey, token, reply, null);
+                    }
                     AcquireResult result;
                     try {
                         result = takenOver(storeKey, replyOf(reply), fingerprint, now);

@@ -30,19 +30,29 @@ final class FailoverLoad implements AutoCloseable {
         for (int c = 0; c < callers; c++) {
             this.callers.add(CompletableFuture.runAsync(() -> {
                 while (!stop.get()) {
-                    String k = "\"" + UUID.randomUUID() + "\"";
-                    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                    int status;
-                    while (((status = http.postJson(path, k, "{}").statusCode()) == 503 || status == 409)
-                        && System.nanoTime() < giveUp) {
-                        refused.incrementAndGet();
-                        RedisServerProcess.sleep(20);
-                    }
-                    assertThat(status).as("key %s", k).isEqualTo(200);
+                    answer(http, path, "\"" + UUID.randomUUID() + "\"", refused);
                     answered.incrementAndGet();
                 }
             }));
         }
+    }
+
+    /**
+     * Sends {@code key} until it is answered 200 (at most 30 s), retrying 503 and 409 as a client
+     * does; a store with replicas to wait for may refuse a write while a replica is slow.
+     *
+     * @return the 200 response
+     */
+    static java.net.http.HttpResponse<byte[]> answer(Http http, String path, String key, AtomicInteger refused) {
+        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        java.net.http.HttpResponse<byte[]> response;
+        while (((response = http.postJson(path, key, "{}")).statusCode() == 503 || response.statusCode() == 409)
+            && System.nanoTime() < giveUp) {
+            refused.incrementAndGet();
+            RedisServerProcess.sleep(20);
+        }
+        assertThat(response.statusCode()).as("key %s", key).isEqualTo(200);
+        return response;
     }
 
     /** @return the keys answered 200 so far */
