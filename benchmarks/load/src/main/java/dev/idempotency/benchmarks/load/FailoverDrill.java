@@ -1,15 +1,10 @@
 package dev.idempotency.benchmarks.load;
 
-import dev.idempotency.client.IdempotentClient;
-import dev.idempotency.client.IdempotentClientConfig;
-import dev.idempotency.client.IdempotentOperation;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
-import dev.idempotency.testsupport.FaultProxy;
 import dev.idempotency.testsupport.LocalRedisCluster;
 import dev.idempotency.testsupport.LocalRedisSentinels;
 import io.micronaut.context.ApplicationContext;
-import io.micronaut.http.client.HttpClient;
 import io.micronaut.runtime.server.EmbeddedServer;
 
 import java.net.URI;
@@ -18,7 +13,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -26,8 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
@@ -126,34 +118,7 @@ public final class FailoverDrill {
             default -> throw new IllegalArgumentException("unknown topology " + topology + "; use sentinel or cluster");
         }
         try (EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, props);
-             FaultProxy proxy = FaultProxy.builder().upstream(server.getPort()).seed(42)
-                 .dropResponseProbability(0.02).resetProbability(0.02).build().start();
-             HttpClient http = HttpClient.create(URI.create(proxy.baseUrl()).toURL())) {
-            IdempotentClient client = IdempotentClient.create(http, IdempotentClientConfig.custom()
-                .maxAttempts(100).baseDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(500))
-                .maxRetryAfter(Duration.ofSeconds(1)).deadline(Duration.ofSeconds(60)).budgetEnabled(false).build());
-            AtomicLong ids = new AtomicLong();
-            AtomicInteger ok = new AtomicInteger();
-            AtomicInteger failed = new AtomicInteger();
-            AtomicBoolean running = new AtomicBoolean(true);
-            List<Thread> workers = new ArrayList<>();
-            for (int i = 0; i < WORKERS; i++) {
-                Thread t = new Thread(() -> {
-                    while (running.get()) {
-                        long op = ids.incrementAndGet();
-                        try {
-                            client.execute(IdempotentOperation.post("/drill/" + op, Map.of("op", op)), String.class);
-                            ok.incrementAndGet();
-                        } catch (RuntimeException e) {
-                            failed.incrementAndGet();
-                            System.out.println(topology + " wait=" + wait + ": operation " + op + " failed: " + e);
-                        }
-                    }
-                }, "drill-worker-" + i);
-                t.setDaemon(true);
-                t.start();
-                workers.add(t);
-            }
+             DrillLoad load = new DrillLoad(server.getPort(), WORKERS, topology + " wait=" + wait)) {
             Thread.sleep(WARM_MS);
             List<Kill> done = new ArrayList<>();
             int[] slots = {0, 6000, 12000};
@@ -163,14 +128,11 @@ public final class FailoverDrill {
                 done.add(new Kill(at, promotion));
                 Thread.sleep(BETWEEN_KILLS_MS);
             }
-            running.set(false);
-            for (Thread t : workers) {
-                t.join(70_000);
-            }
+            load.finish();
             long twice = DrillController.EXECUTIONS.values().stream().filter(n -> n.get() > 1).count();
             long kept = ((RedisIdempotencyStore) server.getApplicationContext().getBean(IdempotencyStore.class))
                 .underReplicatedWrites();
-            return "| " + topology + " | " + wait + " | " + ok.get() + " | " + failed.get() + " | " + twice + " | "
+            return "| " + topology + " | " + wait + " | " + load.succeeded() + " | " + load.failed() + " | " + twice + " | "
                 + kept + " | " + failovers(done) + " |";
         } finally {
             if (sentinels != null) {

@@ -1,29 +1,19 @@
 package dev.idempotency.benchmarks.load;
 
-import dev.idempotency.client.IdempotentClient;
-import dev.idempotency.client.IdempotentClientConfig;
-import dev.idempotency.client.IdempotentOperation;
-import dev.idempotency.testsupport.FaultProxy;
 import dev.idempotency.testsupport.RedisServerProcess;
 import io.micronaut.context.ApplicationContext;
-import io.micronaut.http.client.HttpClient;
 import io.micronaut.runtime.server.EmbeddedServer;
 
 import java.io.IOException;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The PostgreSQL failover drill (issue "Stores at scale", item 3): a primary and a streaming
@@ -110,44 +100,14 @@ public final class PostgresFailoverDrill {
             props.put("datasources.default.initialization-fail-timeout", "-1");
             props.put("datasources.default.dialect", "POSTGRES");
             try (EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, props);
-                 FaultProxy proxy = FaultProxy.builder().upstream(server.getPort()).seed(42)
-                     .dropResponseProbability(0.02).resetProbability(0.02).build().start();
-                 HttpClient http = HttpClient.create(URI.create(proxy.baseUrl()).toURL())) {
-                IdempotentClient client = IdempotentClient.create(http, IdempotentClientConfig.custom()
-                    .maxAttempts(100).baseDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(500))
-                    .maxRetryAfter(Duration.ofSeconds(1)).deadline(Duration.ofSeconds(60)).budgetEnabled(false).build());
-                AtomicLong ids = new AtomicLong();
-                AtomicInteger ok = new AtomicInteger();
-                AtomicInteger failed = new AtomicInteger();
-                AtomicBoolean running = new AtomicBoolean(true);
-                List<Thread> workers = new ArrayList<>();
-                for (int i = 0; i < WORKERS; i++) {
-                    Thread t = new Thread(() -> {
-                        while (running.get()) {
-                            long op = ids.incrementAndGet();
-                            try {
-                                client.execute(IdempotentOperation.post("/drill/" + op, Map.of("op", op)), String.class);
-                                ok.incrementAndGet();
-                            } catch (RuntimeException e) {
-                                failed.incrementAndGet();
-                                System.out.println("operation " + op + " failed: " + e);
-                            }
-                        }
-                    }, "pg-drill-worker-" + i);
-                    t.setDaemon(true);
-                    t.start();
-                    workers.add(t);
-                }
+                 DrillLoad load = new DrillLoad(server.getPort(), WORKERS, (synchronous ? "synchronous" : "asynchronous"))) {
                 Thread.sleep(5000);
                 long killed = System.nanoTime();
                 String pid = Files.readAllLines(primary.resolve("postmaster.pid")).get(0).trim();
                 run("kill", "-9", pid);
                 asPostgres(BIN.resolve("pg_ctl").toString(), "-D", standby.toString(), "-w", "promote");
                 Thread.sleep(8000);
-                running.set(false);
-                for (Thread t : workers) {
-                    t.join(70_000);
-                }
+                load.finish();
                 long twice = DrillController.EXECUTIONS.values().stream().filter(n -> n.get() > 1).count();
                 long first = Long.MAX_VALUE;
                 long last = Long.MIN_VALUE;
@@ -163,7 +123,7 @@ public final class PostgresFailoverDrill {
                 long after = refused == 0 ? killed : last;
                 long firstOk = answers.stream().filter(a -> a[0] > after && a[1] >= 200 && a[1] < 300)
                     .mapToLong(a -> a[0]).min().orElse(Long.MAX_VALUE);
-                return "| " + (synchronous ? "synchronous" : "asynchronous") + " | " + ok.get() + " | " + failed.get()
+                return "| " + (synchronous ? "synchronous" : "asynchronous") + " | " + load.succeeded() + " | " + load.failed()
                     + " | " + twice + " | " + refused + " | " + (refused == 0 ? 0 : (last - first) / 1_000_000) + " | "
                     + (firstOk == Long.MAX_VALUE ? "none" : Long.toString((firstOk - killed) / 1_000_000)) + " |";
             }

@@ -137,6 +137,16 @@ import java.util.stream.Collectors;
  * connect is tried again on the next call, and an established connection reconnects by itself
  * (Lettuce's reconnect backoff).
  *
+ * <h2>Replicas and failovers (CONTRACT S24)</h2>
+ * With {@code wait-replicas} N &gt; 0, every write is followed by {@code WAIT N timeout} on the
+ * same connection ({@link ReplicaWait}), so a failover to a replica that confirmed it cannot lose
+ * it. An acquire that fewer replicas confirm is released and fails with an
+ * {@link IdempotencyStoreException} (the handler does not run); a completion, renewal or step
+ * that fewer confirm is waited for twice more, then kept, logged and counted
+ * ({@link #underReplicatedWrites()}); a {@code WAIT} lost with its connection fails the write,
+ * to be sent again. With a {@code redis-sentinel://} URI the connections are opened to the
+ * primary the sentinels name, on every (re)connect; no connection ever reads from a replica.
+ *
  * <h2>Inspection (CONTRACT O3)</h2>
  * {@link #find} reads the first bytes of one record and its length ({@code GETRANGE},
  * {@code STRLEN}), never its body. {@link #counts} and {@link #inProgressStartedBefore} walk the
