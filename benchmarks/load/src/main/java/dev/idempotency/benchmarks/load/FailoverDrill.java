@@ -4,6 +4,7 @@ import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 import dev.idempotency.testsupport.LocalRedisCluster;
 import dev.idempotency.testsupport.LocalRedisSentinels;
+import dev.idempotency.testsupport.RedisServerProcess;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
 
@@ -13,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -100,6 +102,9 @@ public final class FailoverDrill {
     }
 
     private static String drill(String topology, int wait, int kills) throws Exception {
+        if (topology.startsWith("lagged")) {
+            return lagged(topology, wait, kills);
+        }
         DrillController.EXECUTIONS.clear();
         DrillController.ANSWERS.clear();
         Map<String, Object> props = service(wait);
@@ -140,6 +145,87 @@ public final class FailoverDrill {
             }
             if (cluster != null) {
                 cluster.close();
+            }
+        }
+    }
+
+    /**
+     * A primary whose replica lags: the replica replicates through a delay line of
+     * {@code lagged=<ms>} (default 20 ms) each way, as across a slow link, and the service reaches
+     * the primary through a proxy that stands for a virtual IP. A failover here is the drill's own:
+     * the primary killed, the replica promoted ({@code REPLICAOF NO ONE}) at once, the proxy moved
+     * to it and its connections reset; then the killed one comes back as the new replica, behind
+     * the delay line again. This measures the window {@code wait-replicas} closes: what the
+     * primary acknowledged in its last lag before it died.
+     */
+    private static String lagged(String topology, int wait, int kills) throws Exception {
+        DrillController.EXECUTIONS.clear();
+        DrillController.ANSWERS.clear();
+        long lagMillis = topology.contains("=") ? Long.parseLong(topology.substring(topology.indexOf('=') + 1)) : 20;
+        String[] sync = {"--appendonly", "no", "--repl-diskless-sync-delay", "0"};
+        RedisServerProcess primary = RedisServerProcess.start(sync);
+        dev.idempotency.testsupport.TcpProxy line = new dev.idempotency.testsupport.TcpProxy("127.0.0.1",
+            primary.port(), Duration.ofMillis(lagMillis));
+        RedisServerProcess replica = RedisServerProcess.start("--appendonly", "no", "--repl-diskless-sync-delay", "0",
+            "--replicaof", "127.0.0.1", Integer.toString(line.port()));
+        dev.idempotency.testsupport.TcpProxy vip = new dev.idempotency.testsupport.TcpProxy("127.0.0.1", primary.port());
+        awaitLinkUp(replica);
+        Map<String, Object> props = service(wait);
+        props.put("redis.uri", "redis://127.0.0.1:" + vip.port());
+        props.put("idempotency.store.redis.wait-timeout", Math.max(100, 4 * lagMillis) + "ms");
+        try (EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, props);
+             DrillLoad load = new DrillLoad(server.getPort(), WORKERS, topology + " wait=" + wait)) {
+            Thread.sleep(WARM_MS);
+            List<Kill> done = new ArrayList<>();
+            for (int k = 0; k < kills; k++) {
+                long at = System.nanoTime();
+                primary.kill();
+                command(replica.port(), "REPLICAOF", "NO", "ONE");
+                vip.retarget("127.0.0.1", replica.port());
+                vip.stop();
+                vip.start();
+                done.add(new Kill(at, (System.nanoTime() - at) / 1_000_000));
+                RedisServerProcess promoted = replica;
+                replica = primary;
+                primary = promoted;
+                line.retarget("127.0.0.1", primary.port());
+                replica.restart("--replicaof", "127.0.0.1", Integer.toString(line.port()));
+                awaitLinkUp(replica);
+                Thread.sleep(BETWEEN_KILLS_MS);
+            }
+            load.finish();
+            long twice = DrillController.EXECUTIONS.values().stream().filter(n -> n.get() > 1).count();
+            long kept = ((RedisIdempotencyStore) server.getApplicationContext().getBean(IdempotencyStore.class))
+                .underReplicatedWrites();
+            return "| replica " + lagMillis + " ms behind | " + wait + " | " + load.succeeded() + " | " + load.failed()
+                + " | " + twice + " | " + kept + " | " + failovers(done) + " |";
+        } finally {
+            vip.close();
+            line.close();
+            primary.close();
+            replica.close();
+        }
+    }
+
+    private static void awaitLinkUp(RedisServerProcess replica) throws Exception {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!dev.idempotency.testsupport.RedisWire.info(URI.create(replica.uri()), "replication", 2000)
+            .contains("master_link_status:up")) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the replica on " + replica.port() + " did not sync within 30 s");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static void command(int port, String... args) throws Exception {
+        try (java.net.Socket socket = dev.idempotency.testsupport.RedisWire.open(URI.create("redis://127.0.0.1:" + port), 2000)) {
+            socket.setSoTimeout(2000);
+            socket.getOutputStream().write(dev.idempotency.testsupport.RedisWire.command(args));
+            socket.getOutputStream().flush();
+            String reply = dev.idempotency.testsupport.RedisWire.line(socket.getInputStream());
+            if (!reply.startsWith("+")) {
+                throw new IllegalStateException(String.join(" ", args) + " answered " + reply);
             }
         }
     }
