@@ -33,7 +33,9 @@ import java.util.stream.Collectors;
  *   <li>Sentinel: one primary, one replica and three sentinels, real processes on loopback; each
  *       kill takes the current primary, and the killed one comes back as a replica;</li>
  *   <li>Cluster: three masters with a replica each; each kill takes one master (in turn), whose
- *       replica is promoted.</li>
+ *       replica is promoted;</li>
+ *   <li>{@code lagged=<ms>}: one replica behind a delay line, failed over by the drill itself
+ *       (its method {@code lagged}), which measures the window {@code wait-replicas} closes.</li>
  * </ul>
  * It counts the operations whose handler ran more than once, the 503s each failover caused and
  * how long they lasted, and the time from each kill to the first 2xx after them. A second part
