@@ -37,7 +37,7 @@ class RedisWaitReplicasNonBlockingTest extends NonBlockingFilterSuite {
         }
         return Map.of("redis.uri", primary.uri(),
             "idempotency.store.redis.wait-replicas", 1,
-            "idempotency.store.redis.wait-timeout", "150ms");
+            "idempotency.store.redis.wait-timeout", "500ms");
     }
 
     private static boolean linkUp(RedisServerProcess replica) {

@@ -70,7 +70,7 @@ class RedisWaitReplicasTest {
     private static RedisIdempotencyStoreConfigurationProperties config(int replicas) {
         RedisIdempotencyStoreConfigurationProperties config = new RedisIdempotencyStoreConfigurationProperties();
         config.setWaitReplicas(replicas);
-        config.setWaitTimeout(Duration.ofMillis(150));
+        config.setWaitTimeout(Duration.ofMillis(500));
         config.setCommandTimeout(Duration.ofSeconds(2));
         return config;
     }
@@ -116,7 +116,7 @@ class RedisWaitReplicasTest {
             .isTrue();
         assertThat(onReplica(key)[1]).isEqualTo(RedisIdempotencyStore.COMPLETED);
         assertThat(store.underReplicatedWrites()).isZero();
-        assertThat(store.describe()).contains("writes confirmed by 1 replica(s) within 150 ms");
+        assertThat(store.describe()).contains("writes confirmed by 1 replica(s) within 500 ms");
     }
 
     @Test
@@ -128,7 +128,7 @@ class RedisWaitReplicasTest {
         assertThatThrownBy(() -> store.acquire(key, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS))
             .isInstanceOf(ExecutionException.class)
             .cause().isInstanceOf(IdempotencyStoreException.class)
-            .hasMessageContaining("was confirmed by 0 of 1 replica(s) within 150 ms")
+            .hasMessageContaining("was confirmed by 0 of 1 replica(s) within 500 ms")
             .hasMessageContaining("the record is released and the request not run");
         // the release: the primary keeps a tombstone (or nothing), never a lock of a request that did not run
         byte[] left = onPrimary(key);
@@ -166,7 +166,7 @@ class RedisWaitReplicasTest {
             assertThat(store.underReplicatedWrites()).isEqualTo(before + 1);
             assertThat(log.lines(Level.WARN)).anySatisfy(line -> assertThat(line)
                 .contains("complete of " + store.recordKeyText(key) + " is on the primary, but only 0 of 1 replica(s)")
-                .contains("after three waits of 150 ms")
+                .contains("after three waits of 500 ms")
                 .contains("a retry runs the handler again"));
         }
         assertThat(onPrimary(key)[1]).isEqualTo(RedisIdempotencyStore.COMPLETED);
@@ -195,7 +195,7 @@ class RedisWaitReplicasTest {
             "micronaut.server.port", -1,
             "redis.uri", primary.uri(),
             "idempotency.store.redis.wait-replicas", 1,
-            "idempotency.store.redis.wait-timeout", "150ms"))) {
+            "idempotency.store.redis.wait-timeout", "500ms"))) {
             assertThat(app.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
             Http http = new Http(app.getBean(EmbeddedServer.class).start().getURI());
             String test = "wait-" + UUID.randomUUID();
