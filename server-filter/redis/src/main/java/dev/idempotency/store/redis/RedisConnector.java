@@ -372,6 +372,19 @@ final class RedisConnector implements AutoCloseable {
             }
         }
 
+        /**
+         * Runs {@code task} after the tasks the connection's event loop has now, at the end of its
+         * current turn when called on it (before the first channel exists: at once).
+         */
+        void atTurnEnd(Runnable task) {
+            EventExecutor l = channelLoop;
+            if (l == null) {
+                task.run();
+            } else {
+                l.execute(task);
+            }
+        }
+
         synchronized StatefulConnection<byte[], byte[]> connection() {
             return connection;
         }

@@ -439,7 +439,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
                 return CompletableFuture.completedFuture(live);
             }
             // the record found is over (lease or retention ended, or released): take it over
-            return run(link, TAKE_OVER.name(), written(key, true, c -> TAKE_OVER.execute(c, new byte[][] {key}, record,
+            return run(link, TAKE_OVER.name(), written(link, key, true, c -> TAKE_OVER.execute(c, new byte[][] {key}, record,
                     decimal(now), decimal(ttl))), reply -> reply)
                 .thenCompose(reply -> {
                     if (replyOf(reply) == ReplicaWait.NOT_SENT) {
@@ -503,8 +503,8 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
      * is a {@link ReplicaWait.Written}, which with {@code unlessShort} is not sent at all while
      * its connection is known to be short of replicas.
      */
-    private Command written(byte[] key, boolean unlessShort, Command write) {
-        return replicaWait == null ? write : c -> replicaWait.send(c, key, unlessShort, write::send);
+    private Command written(RedisConnector.Link link, byte[] key, boolean unlessShort, Command write) {
+        return replicaWait == null ? write : c -> replicaWait.send(c, key, unlessShort, write::send, link::atTurnEnd);
     }
 
     /** @return the write's own reply, with or without a {@code WAIT} behind it */
@@ -526,7 +526,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     private CompletableFuture<Boolean> durable(String storeKey, String name, Command write, String loss) {
         RedisConnector.Link link = connector.link();
         byte[] key = recordKey(storeKey);
-        return run(link, name, written(key, false, write), reply -> reply).thenCompose(reply -> {
+        return run(link, name, written(link, key, false, write), reply -> reply).thenCompose(reply -> {
             boolean wrote = isOne(replyOf(reply));
             if (replicaWait == null || !wrote) {
                 return CompletableFuture.completedFuture(wrote);
@@ -569,7 +569,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     private CompletableFuture<Object> create(RedisConnector.Link link, byte[] key, byte[] record, long ttl) {
         if (setNxGet) {
             SetArgs args = SetArgs.Builder.nx().px(ttl);
-            return run(link, "acquire", written(key, true, c -> c.setGet(key, record, args).toCompletableFuture()
+            return run(link, "acquire", written(link, key, true, c -> c.setGet(key, record, args).toCompletableFuture()
                     .<Object>thenApply(v -> v)), reply -> reply, failure -> {
                     // not only the first refusal: every call sent before the store learnt it is refused too
                     if (failure instanceof RedisCommandExecutionException e
@@ -580,7 +580,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
                     return null;
                 });
         }
-        return run(link, CREATE.name(), written(key, true, c -> CREATE.execute(c, new byte[][] {key}, record, decimal(ttl))),
+        return run(link, CREATE.name(), written(link, key, true, c -> CREATE.execute(c, new byte[][] {key}, record, decimal(ttl))),
             reply -> reply);
     }
 

@@ -14,14 +14,16 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
  * A write followed by Redis {@code WAIT} ({@code idempotency.store.redis.wait-replicas}): how many
  * replicas have it. {@code WAIT} counts the replicas that have every write of the connection it
- * is sent on, so it goes on the connection of the write, pipelined right behind it: one round trip
- * to the primary plus the primary's round trip to its replicas. On a Redis Cluster both go to the
+ * is sent on, so it goes on the connection of the write, pipelined behind it (one {@code WAIT}
+ * behind all the writes of one turn of the connection's event loop): one round trip to the
+ * primary plus the primary's round trip to its replicas. On a Redis Cluster both go to the
  * master of the key's slot, on the node connection that Lettuce's routing uses for that master.
  *
  * <p>A script sent as {@code EVALSHA} that the server does not know yet is sent again as
@@ -64,6 +66,8 @@ final class ReplicaWait {
     /** Asks the cluster client to read the slots' masters again (rate limited by the connector). */
     private final Runnable topologyStale;
     private final Map<RedisClusterAsyncCommands<byte[], byte[]>, Shortage> shortOf = new ConcurrentHashMap<>();
+    /** Per connection, the {@code WAIT} that the writes of its loop's current turn share, until it is sent. */
+    private final Map<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<Long>> turnWaits = new ConcurrentHashMap<>();
 
     /**
      * @param replicas      how many replicas must confirm a write; more than zero
@@ -101,8 +105,11 @@ final class ReplicaWait {
      * @return the write's reply with the replicas' count; fails only when the write failed
      */
     CompletableFuture<Object> send(RedisClusterAsyncCommands<byte[], byte[]> commands, byte[] key, boolean unlessShort,
-                                   Function<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<Object>> write) {
-        return primary(commands, key).thenCompose(target -> sendTo(target, commands, write, unlessShort, true));
+                                   Function<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<Object>> write,
+                                   Executor turnEnd) {
+        // a cluster's node connections are written from any thread: each write waits on its own
+        Executor batching = commands instanceof RedisAdvancedClusterAsyncCommands ? null : turnEnd;
+        return primary(commands, key).thenCompose(target -> sendTo(target, commands, write, unlessShort, true, batching));
     }
 
     /**
@@ -113,7 +120,7 @@ final class ReplicaWait {
     private CompletableFuture<Object> sendTo(RedisClusterAsyncCommands<byte[], byte[]> target,
                                              RedisClusterAsyncCommands<byte[], byte[]> commands,
                                              Function<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<Object>> write,
-                                             boolean unlessShort, boolean followMoved) {
+                                             boolean unlessShort, boolean followMoved, Executor turnEnd) {
         Shortage shortage = shortOf.get(target);
         if (shortage != null && System.nanoTime() - shortage.untilNanos() >= 0) {
             shortOf.remove(target, shortage); // the window is over: this write probes
@@ -121,7 +128,7 @@ final class ReplicaWait {
         }
         CompletableFuture<Object> sent;
         if (shortage == null) {
-            sent = waited(target, write);
+            sent = waited(target, write, turnEnd);
         } else if (unlessShort) {
             return CompletableFuture.completedFuture(new Written(NOT_SENT, target, shortage.replicas(), null, false));
         } else {
@@ -141,18 +148,46 @@ final class ReplicaWait {
             int colon = moved[2].lastIndexOf(':');
             return cluster.getStatefulConnection()
                 .getConnectionAsync(moved[2].substring(0, colon), Integer.parseInt(moved[2].substring(colon + 1).trim()))
-                .thenCompose(node -> sendTo(node.async(), commands, write, unlessShort, false));
+                .thenCompose(node -> sendTo(node.async(), commands, write, unlessShort, false, null));
         });
     }
 
+    /**
+     * The write, and a {@code WAIT} behind it. With {@code turnEnd} (the connection's event loop),
+     * the writes of one turn of that loop share one {@code WAIT}, sent by a task at the end of the
+     * turn: {@code WAIT} covers every earlier write of its connection, and it holds the connection
+     * while it waits, so one per write would let each connection make one write per replica
+     * round trip. Without it (a cluster's node connections), each write gets its own.
+     */
     private CompletableFuture<Object> waited(RedisClusterAsyncCommands<byte[], byte[]> target,
-                                             Function<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<Object>> write) {
+                                             Function<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<Object>> write,
+                                             Executor turnEnd) {
         CompletableFuture<Object> reply = write.apply(target);
-        CompletableFuture<Long> acks = await(target);
+        CompletableFuture<Long> acks = turnEnd == null ? await(target) : turnWait(target, turnEnd);
         // replies arrive in order: a write not answered when its WAIT is was sent again behind it
         CompletableFuture<Boolean> covered = acks.handle((n, failure) -> reply.isDone());
         return reply.thenCompose(value -> covered.thenCompose(inOrder -> (inOrder ? acks : await(target))
             .handle((n, failure) -> written(value, target, n, failure))));
+    }
+
+    /** @return the {@code WAIT} of this turn of {@code target}'s loop, sent by a task at its end (started by the first write) */
+    private CompletableFuture<Long> turnWait(RedisClusterAsyncCommands<byte[], byte[]> target, Executor turnEnd) {
+        CompletableFuture<Long> fresh = new CompletableFuture<>();
+        CompletableFuture<Long> open = turnWaits.putIfAbsent(target, fresh);
+        if (open != null) {
+            return open;
+        }
+        turnEnd.execute(() -> {
+            turnWaits.remove(target, fresh);
+            await(target).whenComplete((n, failure) -> {
+                if (failure != null) {
+                    fresh.completeExceptionally(failure);
+                } else {
+                    fresh.complete(n);
+                }
+            });
+        });
+        return fresh;
     }
 
     /** @return how many replicas have every write so far of the connection {@code earlier} went out on, after one more {@code WAIT} */

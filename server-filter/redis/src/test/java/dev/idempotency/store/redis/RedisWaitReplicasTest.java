@@ -120,6 +120,33 @@ class RedisWaitReplicasTest {
     }
 
     @Test
+    @DisplayName("S24: acquires sent together (their WAITs shared per turn of the connection), each answered only once"
+        + " the replica has its record")
+    void concurrentAcquiresShareAWait() throws Exception {
+        List<String> keys = new java.util.ArrayList<>();
+        List<java.util.concurrent.CompletableFuture<AcquireResult>> acquires = new java.util.ArrayList<>();
+        java.util.concurrent.ExecutorService checks = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            for (int i = 0; i < 50; i++) {
+                String key = UUID.randomUUID().toString();
+                keys.add(key);
+                // checked as each one is answered (off Lettuce's threads): the replica has its record by then
+                acquires.add(store.acquire(key, FINGERPRINT, LEASE).toCompletableFuture()
+                    .thenApplyAsync(result -> {
+                        assertThat(onReplica(key)).as("record of %s on the replica", key).isNotNull();
+                        return result;
+                    }, checks));
+            }
+            for (java.util.concurrent.CompletableFuture<AcquireResult> acquire : acquires) {
+                assertThat(acquire.get(10, TimeUnit.SECONDS)).isInstanceOf(AcquireResult.Acquired.class);
+            }
+        } finally {
+            checks.shutdown();
+        }
+        assertThat(keys).allSatisfy(key -> assertThat(onReplica(key)).isNotNull());
+    }
+
+    @Test
     @DisplayName("S24: an acquire that no replica confirms fails closed (IdempotencyStoreException, key released);"
         + " once the replica is back the key is acquired")
     void unconfirmedAcquireFailsClosed() throws Exception {
