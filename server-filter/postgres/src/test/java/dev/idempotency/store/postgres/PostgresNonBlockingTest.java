@@ -2,6 +2,8 @@ package dev.idempotency.store.postgres;
 
 import dev.idempotency.store.tck.NonBlockingFilterSuite;
 import dev.idempotency.testsupport.TestStore;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.Map;
@@ -15,5 +17,11 @@ class PostgresNonBlockingTest extends NonBlockingFilterSuite {
     @Override
     protected Map<String, Object> storeProperties() {
         return STORE.properties();
+    }
+
+    @Test
+    @DisplayName("S23/S17: atomic phases (a transactional step and its record in one transaction, on the store's island) block no event loop")
+    void atomicSteps() throws Exception {
+        atomicStepsBlockNothing();
     }
 }

@@ -2,6 +2,8 @@ package dev.idempotency.store.postgres;
 
 import dev.idempotency.store.tck.NonBlockingFilterSuite;
 import dev.idempotency.testsupport.TestStore;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.Map;
@@ -19,5 +21,11 @@ class PostgresTransactionalNonBlockingTest extends NonBlockingFilterSuite {
     @Override
     protected Map<String, Object> storeProperties() {
         return STORE.properties();
+    }
+
+    @Test
+    @DisplayName("S23/S18/S17: atomic phases inside the attempt's transaction (off the event loop) block no event loop")
+    void atomicSteps() throws Exception {
+        atomicStepsBlockNothing();
     }
 }

@@ -107,6 +107,21 @@ public class NonBlockingApi {
                 }));
     }
 
+    /**
+     * An atomic phase (CONTRACT S23 on PostgreSQL): an asynchronous transactional step, whose work
+     * and record commit in one transaction of the store (leased mode), or inside the attempt's
+     * transaction (transactional mode). Only a store that keeps records in database transactions
+     * has it; {@link NonBlockingFilterSuite#atomicStepsBlockNothing()} is for those.
+     */
+    @Post("/atomic-step")
+    @Idempotent
+    CompletionStage<HttpResponse<Map<String, Object>>> atomicStep(@Body Map<String, Object> body) {
+        IdempotentOperation op = IdempotentOperation.required();
+        return op.step("atomic", Integer.class).transactional()
+            .runAsync(() -> CompletableFuture.completedFuture(stepRuns.incrementAndGet()))
+            .thenApply(n -> HttpResponse.created(Map.<String, Object>of("step", n)));
+    }
+
     @Post("/fail")
     @Idempotent
     HttpResponse<Map<String, Object>> fail(@Body Map<String, Object> body) {

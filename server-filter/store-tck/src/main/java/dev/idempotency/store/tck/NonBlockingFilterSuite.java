@@ -209,6 +209,35 @@ public abstract class NonBlockingFilterSuite {
         assertThat(api.stepRuns.get() - before).isEqualTo(20);
     }
 
+    /**
+     * For stores that keep records in database transactions (call it from a test of the
+     * subclass): atomic phases from 8 threads at once, then their replays, block no event loop;
+     * each phase ran once.
+     */
+    protected final void atomicStepsBlockNothing() throws Exception {
+        int before = api.stepRuns.get();
+        ExecutorService clients = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<?>> runs = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                runs.add(clients.submit(() -> {
+                    String k = key();
+                    HttpResponse<byte[]> first = http.postJson("/nb/atomic-step", k, "{}");
+                    assertThat(first.statusCode()).isEqualTo(201);
+                    HttpResponse<byte[]> replay = http.postJson("/nb/atomic-step", k, "{}");
+                    assertThat(replay.body()).isEqualTo(first.body());
+                    return null;
+                }));
+            }
+            for (Future<?> run : runs) {
+                run.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+        assertThat(api.stepRuns.get() - before).isEqualTo(8);
+    }
+
     @Test
     @DisplayName("S14/S17: 5xx results and exceptions release their key without blocking; the retry runs again")
     void releases() {
