@@ -466,20 +466,24 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
      * would let a retry run it a second time.
      */
     private CompletableFuture<AcquireResult> confirmed(String storeKey, long token, Object reply, AcquireResult acquired) {
-        if (replicaWait == null || (replicaWait.confirmed((ReplicaWait.Written) reply) && acquired != null)) {
+        if (replicaWait == null) {
             return CompletableFuture.completedFuture(acquired);
         }
         ReplicaWait.Written written = (ReplicaWait.Written) reply;
+        boolean sent = written.reply() != ReplicaWait.NOT_SENT;
+        if (sent && replicaWait.confirmed(written)) {
+            return CompletableFuture.completedFuture(acquired);
+        }
         String what = written.waited() ? "the acquire of " + recordKeyText(storeKey) + " was confirmed by "
             + confirmations(written) + " within " + replicaWait.timeoutMillis() + " ms"
             : "the acquire of " + recordKeyText(storeKey) + " was not sent: the primary's last WAIT, less than "
             + ReplicaWait.SHORT_PROBE_MILLIS + " ms ago, was confirmed by " + confirmations(written);
         IdempotencyStoreException refused = new IdempotencyStoreException("Redis idempotency store: " + what + " ("
             + RedisIdempotencyStoreConfigurationProperties.PREFIX + ".wait-replicas=" + replicaWait.replicas()
-            + "), so a failover could lose it: " + (written.reply() == ReplicaWait.NOT_SENT ? "the request is not run"
-                : "the record is released and the request not run") + ". Retry later; if it lasts, check the replicas"
+            + "), so a failover could lose it: " + (sent ? "the record is released and the request not run"
+                : "the request is not run") + ". Retry later; if it lasts, check the replicas"
             + " (INFO replication on the primary) or lower wait-replicas");
-        if (written.reply() == ReplicaWait.NOT_SENT) {
+        if (!sent) {
             return CompletableFuture.failedFuture(refused);
         }
         // released before the refusal is answered, so the retry finds the key free
@@ -531,11 +535,11 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             if (replicaWait == null || !wrote) {
                 return CompletableFuture.completedFuture(wrote);
             }
-            return replicated(link, storeKey, key, name, loss, (ReplicaWait.Written) reply, 2);
+            return replicated(link, storeKey, name, loss, (ReplicaWait.Written) reply, 2);
         });
     }
 
-    private CompletableFuture<Boolean> replicated(RedisConnector.Link link, String storeKey, byte[] key, String name,
+    private CompletableFuture<Boolean> replicated(RedisConnector.Link link, String storeKey, String name,
                                                   String loss, ReplicaWait.Written written, int waitsLeft) {
         if (replicaWait.confirmed(written)) {
             return CompletableFuture.completedFuture(true);
@@ -550,7 +554,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             return run(link, "wait", c -> replicaWait.again(written), reply -> (ReplicaWait.Written) reply)
                 .handle((again, failure) -> again != null ? again
                     : new ReplicaWait.Written(null, written.target(), -1, cause(failure), true))
-                .thenCompose(again -> replicated(link, storeKey, key, name, loss, again, waitsLeft - 1));
+                .thenCompose(again -> replicated(link, storeKey, name, loss, again, waitsLeft - 1));
         }
         underReplicatedWrites.incrementAndGet();
         LOG.warn("idempotency Redis store: {} of {} is on the primary, but only {} confirmed it ({}; wait-replicas={})."
