@@ -265,6 +265,11 @@ public final class IdempotentConsumer {
 
     private Disposition failed(ReceivedMessage message, Throwable cause) {
         int failures = message.attempt() + 1;
+        if (cause instanceof UnreadableMessageException) {
+            LOG.error("idempotency consumer '{}': message {} cannot be read, dead-lettered: {}", settings.name(),
+                message.messageId(), cause.getMessage());
+            return new Disposition.DeadLetter("the message cannot be read: " + cause.getMessage());
+        }
         if (failures >= settings.maxAttempts()) {
             LOG.error("idempotency consumer '{}': message {} failed {} times, dead-lettered: {}", settings.name(),
                 message.messageId(), failures, cause.toString());

@@ -1,5 +1,6 @@
 package dev.idempotency.rabbitmq;
 
+import dev.idempotency.testsupport.Stores;
 import com.rabbitmq.client.GetResponse;
 import dev.idempotency.messaging.MessageHandler;
 import dev.idempotency.messaging.ReceivedMessage;
