@@ -60,6 +60,7 @@ final class DefaultOutbox implements Outbox {
     }
 
     private void append(String id, OutgoingMessage message, Map<String, String> headers, String orderingKey) {
+        TraceContext.addTo(headers);
         boolean added = store.append(new OutboxRecord(0, id, orderingKey, message.destination(), message.routingKey(),
             message.contentType(), headers, message.body(), 0, clock.instant()));
         metrics.published(added);

@@ -7,6 +7,7 @@ import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -140,7 +141,7 @@ public final class IdempotentConsumer {
                     t.setRollbackOnly();
                     return answer(message, result);
                 }
-                try {
+                try (MDC.MDCCloseable trace = traced(message)) {
                     handler.handle(message);
                 } catch (RuntimeException e) {
                     throw new HandlerFailure(e);
@@ -174,7 +175,7 @@ public final class IdempotentConsumer {
         ScheduledFuture<?> renewal = timer.scheduleAtFixedRate(() -> renew(key, token), period, period,
             TimeUnit.MILLISECONDS);
         CompletableFuture<Void> handled;
-        try {
+        try (MDC.MDCCloseable trace = traced(message)) {
             handled = handler.handle(message).toCompletableFuture();
         } catch (RuntimeException e) {
             handled = CompletableFuture.failedFuture(e);
@@ -194,6 +195,14 @@ public final class IdempotentConsumer {
             // released or not (a store that is down lets the hold run out with its lease), the message comes back
             return released.handle((r, f) -> failed(message, cause));
         }).thenCompose(d -> d);
+    }
+
+    /**
+     * Puts the publishing request's {@code traceparent} in the MDC while the handler is called
+     * (CONTRACT M11), so its log lines carry the trace; {@code null} (nothing to close) without one.
+     */
+    private static MDC.MDCCloseable traced(ReceivedMessage message) {
+        return message.traceparent().map(tp -> MDC.putCloseable(TraceContext.TRACEPARENT, tp)).orElse(null);
     }
 
     private void renew(String key, long token) {

@@ -16,7 +16,11 @@ import dev.idempotency.server.IdempotentOperation;
  *
  * <p>Every message carries, besides the application's headers: its id (for RabbitMQ the
  * {@code message-id} property), {@value #KEY_HEADER} with the operation's
- * {@code Idempotency-Key} and {@value #RECORD_HEADER} with its record id, for tracing.
+ * {@code Idempotency-Key} and {@value #RECORD_HEADER} with its record id, for tracing. A message
+ * published while a request is handled carries that request's W3C trace context
+ * ({@code traceparent}, and {@code tracestate} with it) unless the application set its own
+ * (CONTRACT M11); consumers find it in {@link ReceivedMessage#traceparent()} and in the logging
+ * MDC while their handler is called.
  */
 public interface Outbox {
 

@@ -23,6 +23,7 @@ public class OutboxConfigurationProperties {
     public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(10);
     public static final Duration DEFAULT_RELAY_LEASE = Duration.ofSeconds(15);
     public static final int DEFAULT_MEMORY_CAPACITY = 100_000;
+    public static final int DEFAULT_PARTITIONS = 64;
 
     private boolean enabled = DEFAULT_ENABLED;
     private boolean relayEnabled = true;
@@ -34,6 +35,9 @@ public class OutboxConfigurationProperties {
     private Duration sendTimeout = DEFAULT_SEND_TIMEOUT;
     private Duration relayLease = DEFAULT_RELAY_LEASE;
     private int memoryCapacity = DEFAULT_MEMORY_CAPACITY;
+    private int partitions = DEFAULT_PARTITIONS;
+    private boolean notify = true;
+    private String listenUrl;
 
     public boolean isEnabled() {
         return enabled;
@@ -177,5 +181,61 @@ public class OutboxConfigurationProperties {
      */
     public void setMemoryCapacity(int memoryCapacity) {
         this.memoryCapacity = Checks.atLeast(memoryCapacity, 1, PREFIX + ".memory-capacity");
+    }
+
+    public int getPartitions() {
+        return partitions;
+    }
+
+    /**
+     * How many partitions the outbox's ordering keys hash into (CONTRACT M9). Each partition is
+     * relayed by one instance at a time, and the instances share them out, so this is the most
+     * instances that can relay in parallel. Every instance sharing an outbox must use the same
+     * value: an instance that joins with another one fails its startup. To change it, stop every
+     * instance, then start them with the new value (a key's waiting messages keep their order
+     * across the change). Default {@value #DEFAULT_PARTITIONS}.
+     *
+     * @param partitions 1 to 4096
+     */
+    public void setPartitions(int partitions) {
+        this.partitions = Checks.atLeast(partitions, 1, PREFIX + ".partitions");
+        if (partitions > 4096) {
+            throw new IllegalArgumentException(PREFIX + ".partitions must be at most 4096, was " + partitions);
+        }
+    }
+
+    public boolean isNotify() {
+        return notify;
+    }
+
+    /**
+     * Whether publishing wakes the relays of every instance at once (CONTRACT M10; PostgreSQL:
+     * the publishing transaction NOTIFYs, the relays LISTEN). The poll stays as the fallback, so a
+     * lost wake-up costs at most {@code poll-interval}. Behind PgBouncer in transaction mode a
+     * LISTEN does not work (its session is not kept): set {@code listen-url} to reach PostgreSQL
+     * directly, or turn this off and rely on the poll. Default true.
+     *
+     * @param notify whether to notify and listen
+     */
+    public void setNotify(boolean notify) {
+        this.notify = notify;
+    }
+
+    public String getListenUrl() {
+        return listenUrl;
+    }
+
+    /**
+     * The JDBC URL the relay's LISTEN connection uses, with the datasource's credentials, when it
+     * must not go where the datasource goes (PgBouncer in transaction mode). Default: none, the
+     * datasource's own URL.
+     *
+     * @param listenUrl a {@code jdbc:postgresql://} URL
+     */
+    public void setListenUrl(String listenUrl) {
+        if (listenUrl != null && !listenUrl.startsWith("jdbc:postgresql:")) {
+            throw new IllegalArgumentException(PREFIX + ".listen-url must be a jdbc:postgresql: URL, was " + listenUrl);
+        }
+        this.listenUrl = listenUrl;
     }
 }

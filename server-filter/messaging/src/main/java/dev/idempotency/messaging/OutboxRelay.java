@@ -3,6 +3,7 @@ package dev.idempotency.messaging;
 import io.micronaut.context.BeanProvider;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.event.StartupEvent;
+import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.runtime.event.annotation.EventListener;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
@@ -15,6 +16,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -32,9 +35,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * reached at all counts against no message: the relay waits, with the same backoff, and carries
  * on when it is back.
  *
- * <p>It runs every {@code poll-interval}, and at once when this instance publishes. Where
- * instances share an outbox (PostgreSQL), only the holder of the relay lease sends; a hand-over
- * after a crash can send a message twice, which consumers de-duplicate by its id.
+ * <p>It runs every {@code poll-interval}, at once when this instance publishes, and at once when
+ * the store reports a publish elsewhere (PostgreSQL's NOTIFY, CONTRACT M10). Where instances share
+ * an outbox (PostgreSQL), the ordering keys hash into {@code partitions} partitions, each relayed
+ * by one instance at a time under a lease (CONTRACT M9): the instances send in parallel, a key's
+ * messages stay in order, and partitions move to the others when an instance joins, stops, or
+ * crashes (after its lease). A hand-over after a crash can send its unconfirmed batch twice, which
+ * consumers de-duplicate by the message id.
  */
 @Singleton
 @Requires(property = OutboxConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
@@ -55,6 +62,9 @@ public final class OutboxRelay implements AutoCloseable {
     private int unreachable; // consecutive whole-batch failures; guarded by this
     private Instant pausedUntil = Instant.MIN; // guarded by this
     private boolean warnedNoSender; // guarded by this
+    private Set<Integer> held = Set.of(); // the partitions this instance relays; guarded by this
+    private Instant claimedAt = Instant.MIN; // guarded by this
+    private AutoCloseable wakeUps; // guarded by lock
 
     OutboxRelay(OutboxStore store, BeanProvider<MessageSender> senders, OutboxConfigurationProperties config, Clock clock,
                 MessagingMetrics metrics) {
@@ -63,12 +73,25 @@ public final class OutboxRelay implements AutoCloseable {
         this.config = config;
         this.clock = clock;
         this.metrics = metrics;
-        this.owner = ManagementFactory.getRuntimeMXBean().getName(); // pid@host
+        // pid@host, and a suffix: two applications in one JVM (tests, embedded servers) are two instances
+        this.owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + UUID.randomUUID().toString().substring(0, 8);
     }
 
     @EventListener
     void onStartup(StartupEvent event) {
         metrics.watch(store, clock);
+        if (config.isRelayEnabled() && senders.isPresent()) {
+            synchronized (this) {
+                try {
+                    claim(clock.instant(), false); // joins now: a partition count the others do not share fails the startup
+                } catch (IllegalStateException e) {
+                    throw new ConfigurationException(e.getMessage(), e);
+                } catch (OutboxException e) {
+                    LOG.warn("idempotency outbox relay: cannot join the relays yet ({}); trying again every {}",
+                        e.getMessage(), config.getPollInterval());
+                }
+            }
+        }
         start();
     }
 
@@ -88,7 +111,20 @@ public final class OutboxRelay implements AutoCloseable {
             });
             long period = config.getPollInterval().toNanos();
             thread.scheduleWithFixedDelay(this::runSafely, period, period, TimeUnit.NANOSECONDS);
+            if (config.isNotify()) {
+                wakeUps = store.onAppend(this::wake);
+            }
         }
+    }
+
+    /** @return this instance's name among the relays sharing the outbox */
+    public String owner() {
+        return owner;
+    }
+
+    /** @return the partitions this instance relays now (empty while it holds none, or before its first pass) */
+    public synchronized Set<Integer> partitions() {
+        return held;
     }
 
     /** Has the relay look at once (after a publish on this instance); cheap, never waits. */
@@ -135,12 +171,15 @@ public final class OutboxRelay implements AutoCloseable {
             }
             return 0;
         }
-        if (!store.relayLease(owner, config.getRelayLease(), now)) {
-            return 0; // another instance relays
+        if (!claim(now, false)) {
+            return 0; // other instances relay every partition
         }
         int confirmed = 0;
         while (!closed) {
-            List<OutboxRecord> batch = store.due(config.getBatchSize(), clock.instant());
+            if (!claim(clock.instant(), true)) {
+                break;
+            }
+            List<OutboxRecord> batch = store.due(config.getBatchSize(), clock.instant(), held);
             if (batch.isEmpty()) {
                 break;
             }
@@ -167,6 +206,28 @@ public final class OutboxRelay implements AutoCloseable {
             confirmed += settle(batch, outcomes);
         }
         return confirmed;
+    }
+
+    /**
+     * Renews and rebalances this instance's partitions, at most once per poll interval (wake-ups
+     * come with every publish), and inside a long pass before a third of the lease went by.
+     *
+     * @param inPass whether a pass is under way (then only the lease's renewal is due)
+     * @return whether this instance holds a partition
+     */
+    private boolean claim(Instant now, boolean inPass) {
+        Duration since = Duration.between(claimedAt, now);
+        Duration every = inPass ? config.getRelayLease().dividedBy(3) : config.getPollInterval();
+        if (claimedAt.equals(Instant.MIN) || since.compareTo(every) >= 0 || since.isNegative()) {
+            try {
+                held = Set.copyOf(store.claim(owner, config.getPartitions(), config.getRelayLease(), now));
+            } catch (IllegalStateException e) {
+                held = Set.of();
+                throw e;
+            }
+            claimedAt = now;
+        }
+        return !held.isEmpty();
     }
 
     /** Forgets what was confirmed; schedules or parks what was refused. */
@@ -211,10 +272,34 @@ public final class OutboxRelay implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        ScheduledExecutorService t;
         synchronized (lock) {
-            if (thread != null) {
-                thread.shutdownNow();
+            t = thread;
+            if (wakeUps != null) {
+                try {
+                    wakeUps.close();
+                } catch (Exception e) {
+                    LOG.debug("idempotency outbox relay: stopping wake-ups: {}", e.toString());
+                }
             }
+        }
+        if (t == null) {
+            return;
+        }
+        t.shutdownNow();
+        try {
+            t.awaitTermination(config.getSendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (this) { // after the pass in progress: its partitions are not handed over mid-batch
+            try {
+                store.leave(owner);
+            } catch (RuntimeException e) {
+                LOG.warn("idempotency outbox relay: could not give back its partitions ({}); they move when their"
+                    + " lease runs out", e.toString());
+            }
+            held = Set.of();
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.idempotency.messaging;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Where the outbox keeps its messages until they are sent (the SPI behind {@link Outbox}).
@@ -68,9 +69,55 @@ public interface OutboxStore {
      * Whether this instance should relay now: where several instances share the outbox, exactly
      * one of them relays at a time, holding a lease it renews by calling this again before
      * {@code lease} runs out (a hand-over can send a message twice; consumers de-duplicate).
+     * Superseded by {@link #claim}, whose default implementation rests on it.
      *
      * @param owner this instance's name
      * @param lease how long the lease lasts without renewal
      */
     boolean relayLease(String owner, Duration lease, Instant now);
+
+    /**
+     * The relay's share of the outbox (CONTRACT M9). A message's ordering key hashes into one of
+     * {@code partitions} partitions ({@link OutboxPartitions#of}); each partition is held by one
+     * instance at a time, under a lease its holder renews by calling this again before
+     * {@code lease} runs out. Each call also rebalances: the instance takes free or expired
+     * partitions up to its fair share of the live instances, and gives back those above it, so
+     * partitions follow instances that join, leave ({@link #leave}) or crash (their leases run out).
+     *
+     * <p>The default, for a store one instance has to itself (or that implements only the single
+     * relay lease): every partition while {@link #relayLease} is held, else none.
+     *
+     * @param owner      this instance's name, unique among the instances
+     * @param partitions how many partitions there are
+     * @return the partitions this instance holds now
+     * @throws IllegalStateException when the instances sharing the outbox use another partition
+     *                               count (a setting that differs between them)
+     */
+    default Set<Integer> claim(String owner, int partitions, Duration lease, Instant now) {
+        return relayLease(owner, lease, now) ? OutboxPartitions.all(partitions) : Set.of();
+    }
+
+    /**
+     * Like {@link #due(int, Instant)}, among the messages of {@code partitions} only. Per ordering key it
+     * still returns only the key's earliest waiting message, wherever that one lies, so a key whose
+     * messages span partitions (written under another partition count) keeps its order.
+     */
+    default List<OutboxRecord> due(int max, Instant now, Set<Integer> partitions) {
+        return due(max, now);
+    }
+
+    /** Gives back {@code owner}'s partitions at once (a graceful stop), instead of letting their leases run out. */
+    default void leave(String owner) {
+    }
+
+    /**
+     * Calls {@code wake} soon after a message is appended on any instance (e.g. PostgreSQL's
+     * LISTEN/NOTIFY, CONTRACT M10), so relays need not wait for their next poll. Best effort: a
+     * lost wake-up costs at most one poll interval.
+     *
+     * @return stops the wake-ups; the default has none to stop
+     */
+    default AutoCloseable onAppend(Runnable wake) {
+        return () -> { };
+    }
 }

@@ -47,6 +47,14 @@ public record ReceivedMessage(String messageId, byte[] body, @Nullable String co
         return header(Outbox.KEY_HEADER);
     }
 
+    /**
+     * @return the W3C {@code traceparent} of the request that published it (CONTRACT M11), when it
+     *     carried a well-formed one: the parent for the consumer's own span
+     */
+    public Optional<String> traceparent() {
+        return header(TraceContext.TRACEPARENT).filter(TraceContext::valid).map(String::trim);
+    }
+
     /** @return a header's value as text */
     public Optional<String> header(String name) {
         Object v = headers.get(name);

@@ -158,6 +158,39 @@ final class ConnectionSource {
         };
     }
 
+    /**
+     * A connection of its own, outside the pool, for a session that lives long (the outbox's
+     * LISTEN): opened as the pool would open one, or at {@code url} with the pool's credentials.
+     * A datasource that is not HikariCP's lends one of its connections, which the caller holds.
+     *
+     * @param url a JDBC URL to connect to instead of the pool's, or {@code null}
+     */
+    Connection dedicated(String url) throws SQLException {
+        DataSource ds = dataSource.get();
+        HikariDataSource h = hikari(ds);
+        if (h == null) {
+            return ds.getConnection();
+        }
+        if (url != null) {
+            Properties props = new Properties();
+            props.putAll(h.getDataSourceProperties());
+            if (h.getUsername() != null) {
+                props.setProperty("user", h.getUsername());
+            }
+            if (h.getPassword() != null) {
+                props.setProperty("password", h.getPassword());
+            }
+            props.putIfAbsent("connectTimeout", Long.toString(Math.max(1, (timeoutMillis + 999) / 1000)));
+            Connection c = driver(h.getDriverClassName(), url).connect(url, props);
+            if (c == null) {
+                throw new SQLException("no JDBC driver accepts " + url);
+            }
+            return c;
+        }
+        Borrow direct = directConnector(h);
+        return direct != null ? direct.take() : h.getConnection();
+    }
+
     private static Driver driver(String className, String url) throws SQLException {
         if (className != null) {
             try {

@@ -453,6 +453,11 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         return connections.get();
     }
 
+    /** @return a connection outside the pool, for the outbox's LISTEN (see {@link ConnectionSource#dedicated}) */
+    Connection dedicatedConnection(String url) throws SQLException {
+        return connections.dedicated(url);
+    }
+
     /** @return the datasource's transaction manager, for the outbox */
     TransactionOperations<Connection> transactions() {
         return transactions.get();

@@ -3,6 +3,7 @@ package dev.idempotency.store.postgres;
 import dev.idempotency.messaging.InMemoryOutboxStore;
 import dev.idempotency.messaging.OutboxConfigurationProperties;
 import dev.idempotency.messaging.OutboxException;
+import dev.idempotency.messaging.OutboxPartitions;
 import dev.idempotency.messaging.OutboxRecord;
 import dev.idempotency.messaging.OutboxStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
@@ -12,6 +13,10 @@ import io.micronaut.transaction.TransactionOperations;
 import io.micronaut.transaction.TransactionStatus;
 import jakarta.inject.Singleton;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -27,6 +32,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The transactional outbox on PostgreSQL (CONTRACT M3): it replaces the in-memory outbox store
@@ -63,16 +70,40 @@ import java.util.Optional;
 @Requires(property = OutboxConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
 public final class PostgresOutboxStore implements OutboxStore {
 
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresOutboxStore.class);
     private static final String RELAY = "relay";
+    private static final String PARTITIONS = "partitions";
+    private static final String PARTITION = "partition:";
+    private static final String MEMBER = "member:";
 
     private final PostgresIdempotencyStore store;
+    private final OutboxConfigurationProperties config;
     private final String outbox;
     private final String relay;
+    private final String channel;
+    private final Set<String> joined = ConcurrentHashMap.newKeySet();
 
-    PostgresOutboxStore(PostgresIdempotencyStore store) {
+    PostgresOutboxStore(PostgresIdempotencyStore store, OutboxConfigurationProperties config) {
         this.store = store;
+        this.config = config;
         this.outbox = store.table() + "_outbox";
         this.relay = store.table() + "_outbox_relay";
+        this.channel = channelOf(outbox);
+    }
+
+    /** A NOTIFY channel per outbox table, short enough for any schema name (identifiers end at 63 bytes). */
+    private static String channelOf(String table) {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(table.getBytes(StandardCharsets.UTF_8));
+            return "idempotency_outbox_" + java.util.HexFormat.of().formatHex(d, 0, 8);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** @return the channel the outbox NOTIFYs on (for tests and operators) */
+    public String channel() {
+        return channel;
     }
 
     @Override
@@ -102,9 +133,14 @@ public final class PostgresOutboxStore implements OutboxStore {
     }
 
     private boolean insert(Connection c, OutboxRecord m) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + outbox + " (message_id, ordering_key, destination,"
-            + " routing_key, content_type, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            + " ON CONFLICT (message_id) DO NOTHING")) {
+        String insert = "INSERT INTO " + outbox + " (message_id, ordering_key, destination, routing_key, content_type,"
+            + " headers, body, created_at, relay_partition) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            + " ON CONFLICT (message_id) DO NOTHING";
+        boolean notify = config.isNotify();
+        // with wake-ups, the NOTIFY rides on the INSERT (one round trip); PostgreSQL sends it at commit, once per
+        // transaction and partition
+        try (PreparedStatement ps = c.prepareStatement(notify ? "WITH ins AS (" + insert + " RETURNING relay_partition)"
+            + " SELECT pg_notify(?, relay_partition::text) FROM ins" : insert)) {
             ps.setString(1, m.messageId());
             ps.setString(2, m.orderingKey());
             ps.setString(3, m.destination());
@@ -113,7 +149,14 @@ public final class PostgresOutboxStore implements OutboxStore {
             ps.setArray(6, c.createArrayOf("text", flatten(m.headers())));
             ps.setBytes(7, m.body());
             ps.setObject(8, OffsetDateTime.ofInstant(m.createdAt(), ZoneOffset.UTC));
-            return ps.executeUpdate() == 1;
+            ps.setInt(9, OutboxPartitions.of(m.orderingKey(), config.getPartitions()));
+            if (!notify) {
+                return ps.executeUpdate() == 1;
+            }
+            ps.setString(10, channel);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 
@@ -126,17 +169,44 @@ public final class PostgresOutboxStore implements OutboxStore {
                 + " ORDER BY id LIMIT ?")) {
                 ps.setObject(1, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
                 ps.setInt(2, max);
-                List<OutboxRecord> due = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        due.add(new OutboxRecord(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getString(5), rs.getString(6), unflatten(rs.getArray(7)), rs.getBytes(8), rs.getInt(9),
-                            rs.getObject(10, OffsetDateTime.class).toInstant()));
-                    }
-                }
-                return due;
+                return records(ps);
             }
         });
+    }
+
+    @Override
+    public List<OutboxRecord> due(int max, Instant now, Set<Integer> partitions) {
+        if (partitions.size() >= config.getPartitions()) {
+            return due(max, now);
+        }
+        return autocommit("read the outbox", c -> {
+            // per key its earliest waiting message, over the keys waiting in these partitions: a key whose messages
+            // span partitions (published under another partition count) still goes in order
+            try (PreparedStatement ps = c.prepareStatement("SELECT id, message_id, ordering_key, destination, routing_key,"
+                + " content_type, headers, body, attempts, created_at FROM (SELECT DISTINCT ON (o.ordering_key) o.* FROM "
+                + outbox + " o WHERE NOT o.parked AND o.ordering_key IN (SELECT k.ordering_key FROM " + outbox
+                + " k WHERE NOT k.parked AND k.relay_partition = ANY(?)) ORDER BY o.ordering_key, o.id) h"
+                + " WHERE h.relay_partition = ANY(?) AND (h.retry_at IS NULL OR h.retry_at <= ?) ORDER BY h.id LIMIT ?")) {
+                Array ps1 = c.createArrayOf("int4", partitions.toArray());
+                ps.setArray(1, ps1);
+                ps.setArray(2, ps1);
+                ps.setObject(3, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
+                ps.setInt(4, max);
+                return records(ps);
+            }
+        });
+    }
+
+    private static List<OutboxRecord> records(PreparedStatement ps) throws SQLException {
+        List<OutboxRecord> due = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                due.add(new OutboxRecord(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                    rs.getString(5), rs.getString(6), unflatten(rs.getArray(7)), rs.getBytes(8), rs.getInt(9),
+                    rs.getObject(10, OffsetDateTime.class).toInstant()));
+            }
+        }
+        return due;
     }
 
     @Override
@@ -217,6 +287,144 @@ public final class PostgresOutboxStore implements OutboxStore {
                 }
             }
         });
+    }
+
+    @Override
+    public Set<Integer> claim(String owner, int partitions, Duration lease, Instant now) {
+        return autocommit("claim relay partitions", c -> {
+            OffsetDateTime at = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);
+            OffsetDateTime until = OffsetDateTime.ofInstant(now.plus(lease), ZoneOffset.UTC);
+            if (!joined.contains(owner)) {
+                join(c, owner, partitions, at);
+                joined.add(owner);
+            }
+            // this instance is alive; the others that are
+            update(c, "INSERT INTO " + relay + " (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name)"
+                + " DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at", MEMBER + owner, owner, until);
+            update(c, "DELETE FROM " + relay + " WHERE name LIKE 'member:%' AND expires_at <= ?",
+                OffsetDateTime.ofInstant(now.minus(lease), ZoneOffset.UTC));
+            int members = Math.max(1, (int) count(c, "SELECT count(*) FROM " + relay
+                + " WHERE name LIKE 'member:%' AND expires_at > ?", at));
+            int share = (partitions + members - 1) / members;
+            // renew what it holds
+            List<Integer> held = partitionsOf(c, "UPDATE " + relay + " SET expires_at = ? WHERE name LIKE 'partition:%'"
+                + " AND owner = ? RETURNING name", until, owner);
+            held.sort(null);
+            if (held.size() > share) { // give back the surplus, for the instances that joined
+                List<Integer> surplus = new ArrayList<>(held.subList(share, held.size()));
+                held.removeAll(surplus);
+                update(c, "DELETE FROM " + relay + " WHERE name = ANY(?) AND owner = ?", names(c, surplus), owner);
+            } else if (held.size() < share) { // take free and expired ones, up to the share
+                List<Integer> free = partitionsOf(c, "SELECT 'partition:' || g FROM generate_series(0, ?) g WHERE NOT"
+                    + " EXISTS (SELECT 1 FROM " + relay + " r WHERE r.name = 'partition:' || g AND r.expires_at > ?)"
+                    + " ORDER BY random() LIMIT ?", partitions - 1, at, share - held.size());
+                if (!free.isEmpty()) {
+                    held.addAll(partitionsOf(c, "INSERT INTO " + relay + " (name, owner, expires_at) SELECT n, ?, ? FROM"
+                        + " unnest(?::varchar[]) n ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at ="
+                        + " EXCLUDED.expires_at WHERE " + relay + ".expires_at <= ? RETURNING name", owner, until,
+                        names(c, free), at));
+                }
+            }
+            return Set.copyOf(held);
+        });
+    }
+
+    /** Refuses to join relays that use another partition count; with none alive, the count becomes this one. */
+    private void join(Connection c, String owner, int partitions, OffsetDateTime now) throws SQLException {
+        update(c, "INSERT INTO " + relay + " (name, owner, expires_at) VALUES (?, ?, 'infinity') ON CONFLICT (name)"
+            + " DO NOTHING", PARTITIONS, Integer.toString(partitions));
+        String stored = text(c, "SELECT owner FROM " + relay + " WHERE name = ?", PARTITIONS);
+        if (Integer.toString(partitions).equals(stored)) {
+            return;
+        }
+        List<String> others = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT owner FROM " + relay + " WHERE name LIKE 'member:%'"
+            + " AND expires_at > ? AND owner <> ? ORDER BY owner")) {
+            ps.setObject(1, now);
+            ps.setString(2, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    others.add(rs.getString(1));
+                }
+            }
+        }
+        if (!others.isEmpty()) {
+            throw new IllegalStateException(OutboxConfigurationProperties.PREFIX + ".partitions is " + partitions
+                + " on this instance, but " + stored + " on the instances relaying " + outbox + " now (" + others + "):"
+                + " set the same value on every instance. To change it, stop them all, then start them with the new"
+                + " value");
+        }
+        LOG.info("idempotency outbox {}: the relay partitions change from {} to {}", outbox, stored, partitions);
+        update(c, "DELETE FROM " + relay + " WHERE name LIKE 'partition:%'");
+        update(c, "UPDATE " + relay + " SET owner = ? WHERE name = ?", Integer.toString(partitions), PARTITIONS);
+    }
+
+    @Override
+    public void leave(String owner) {
+        autocommit("give back relay partitions", c -> {
+            update(c, "DELETE FROM " + relay + " WHERE (name LIKE 'partition:%' AND owner = ?) OR name = ?", owner,
+                MEMBER + owner);
+            joined.remove(owner);
+            return null;
+        });
+    }
+
+    @Override
+    public AutoCloseable onAppend(Runnable wake) {
+        OutboxListener listener = new OutboxListener(() -> store.dedicatedConnection(config.getListenUrl()), channel,
+            wake);
+        listener.start();
+        return listener;
+    }
+
+    private static Array names(Connection c, List<Integer> partitions) throws SQLException {
+        return c.createArrayOf("varchar", partitions.stream().map(p -> PARTITION + p).toArray());
+    }
+
+    private static List<Integer> partitionsOf(Connection c, String sql, Object... args) throws SQLException {
+        try (PreparedStatement ps = prepared(c, sql, args); ResultSet rs = ps.executeQuery()) {
+            List<Integer> out = new ArrayList<>();
+            while (rs.next()) {
+                out.add(Integer.parseInt(rs.getString(1).substring(PARTITION.length())));
+            }
+            return out;
+        }
+    }
+
+    private static int update(Connection c, String sql, Object... args) throws SQLException {
+        try (PreparedStatement ps = prepared(c, sql, args)) {
+            return ps.executeUpdate();
+        }
+    }
+
+    private static long count(Connection c, String sql, Object... args) throws SQLException {
+        try (PreparedStatement ps = prepared(c, sql, args); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static String text(Connection c, String sql, Object... args) throws SQLException {
+        try (PreparedStatement ps = prepared(c, sql, args); ResultSet rs = ps.executeQuery()) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    private static PreparedStatement prepared(Connection c, String sql, Object... args) throws SQLException {
+        PreparedStatement ps = c.prepareStatement(sql);
+        try {
+            for (int i = 0; i < args.length; i++) {
+                if (args[i] instanceof Array a) {
+                    ps.setArray(i + 1, a);
+                } else {
+                    ps.setObject(i + 1, args[i]);
+                }
+            }
+            return ps;
+        } catch (SQLException | RuntimeException e) {
+            ps.close();
+            throw e;
+        }
     }
 
     /** @return the parked messages with their reasons: message id to last error (for operators and tests) */
