@@ -303,9 +303,11 @@ public final class PostgresOutboxStore implements OutboxStore {
                 + " DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at", MEMBER + owner, owner, until);
             update(c, "DELETE FROM " + relay + " WHERE name LIKE 'member:%' AND expires_at <= ?",
                 OffsetDateTime.ofInstant(now.minus(lease), ZoneOffset.UTC));
-            int members = Math.max(1, (int) count(c, "SELECT count(*) FROM " + relay
-                + " WHERE name LIKE 'member:%' AND expires_at > ?", at));
-            int share = (partitions + members - 1) / members;
+            // the share: partitions / members, one more for the first partitions % members members by name, so the
+            // shares add up to the partitions exactly and every instance agrees on each one's
+            long[] rank = rank(c, owner, at);
+            int members = (int) Math.max(1, rank[1]);
+            int share = partitions / members + (rank[0] < partitions % members ? 1 : 0);
             // renew what it holds
             List<Integer> held = partitionsOf(c, "UPDATE " + relay + " SET expires_at = ? WHERE name LIKE 'partition:%'"
                 + " AND owner = ? RETURNING name", until, owner);
@@ -327,6 +329,15 @@ public final class PostgresOutboxStore implements OutboxStore {
             }
             return Set.copyOf(held);
         });
+    }
+
+    /** @return this owner's place among the live members by name, and how many there are */
+    private long[] rank(Connection c, String owner, OffsetDateTime now) throws SQLException {
+        try (PreparedStatement ps = prepared(c, "SELECT count(*) FILTER (WHERE owner < ?), count(*) FROM " + relay
+            + " WHERE name LIKE 'member:%' AND expires_at > ?", owner, now); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return new long[] {rs.getLong(1), rs.getLong(2)};
+        }
     }
 
     /** Refuses to join relays that use another partition count; with none alive, the count becomes this one. */
