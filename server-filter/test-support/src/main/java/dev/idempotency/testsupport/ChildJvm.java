@@ -111,6 +111,21 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /** Stops the JVM as {@code kill} (SIGTERM) does: its shutdown hooks run, the application closes. */
+    public void stop(Duration timeout) {
+        Process p = process;
+        if (p != null) {
+            p.destroy();
+            try {
+                if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                    kill();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** Kills the JVM at once, as {@code kill -9} does. */
     public void kill() {
         Process p = process;
