@@ -45,7 +45,7 @@ public final class ConfigurationReference {
     private static final List<String> GROUP_ORDER = List.of(
         "idempotency", "idempotency.store", "idempotency.store.memory", "idempotency.store.redis", "idempotency.store.postgres",
         "idempotency.outbox", "idempotency.rabbitmq", "idempotency.rabbitmq.exchanges.*",
-        "idempotency.rabbitmq.consumers.*", "idempotency.client.*");
+        "idempotency.rabbitmq.consumers.*", "idempotency.kafka", "idempotency.kafka.consumers.*", "idempotency.client.*");
 
     private static final Pattern VALUE = Pattern.compile("\\{@value\\s+([\\w.]*)#(\\w+)}");
     private static final Pattern CODE = Pattern.compile("\\{@code\\s+((?:[^{}]|\\{[^{}]*})*)}");

@@ -141,7 +141,7 @@ public class KafkaConfigurationProperties {
      * {@code security.protocol} or {@code sasl.jaas.config}. The settings the module's guarantees
      * rest on ({@code enable.idempotence}, {@code acks}, {@code enable.auto.commit},
      * {@code isolation.level}, the (de)serializers) cannot be overridden: naming one is a startup
-     * error.
+     * error. Default: none.
      *
      * @param properties Kafka's property names and values
      */

@@ -183,7 +183,12 @@ public class KafkaConsumerConfiguration {
         return maxAttempts;
     }
 
-    /** @param maxAttempts how many times the handler may fail for one record before it is dead-lettered, at least 1 */
+    /**
+     * How many times the handler may fail for one record before it is dead-lettered. Default
+     * {@value ConsumerSettings#DEFAULT_MAX_ATTEMPTS}.
+     *
+     * @param maxAttempts at least 1
+     */
     public void setMaxAttempts(int maxAttempts) {
         this.maxAttempts = Checks.atLeast(maxAttempts, 1, setting("max-attempts"));
     }
@@ -192,7 +197,12 @@ public class KafkaConsumerConfiguration {
         return retryDelay;
     }
 
-    /** @param retryDelay how long a record whose handler failed waits (its partition paused) before it runs again */
+    /**
+     * How long a record whose handler failed waits (its partition paused) before it runs again.
+     * Default 5s.
+     *
+     * @param retryDelay more than zero
+     */
     public void setRetryDelay(Duration retryDelay) {
         this.retryDelay = Checks.positive(retryDelay, setting("retry-delay"));
     }
@@ -201,7 +211,12 @@ public class KafkaConsumerConfiguration {
         return inProgressDelay;
     }
 
-    /** @param inProgressDelay how long a record waits when its id is being processed elsewhere, or the store did not answer */
+    /**
+     * How long a record waits (its partition paused) when its id is being processed elsewhere, or
+     * the store did not answer. Default 2s.
+     *
+     * @param inProgressDelay more than zero
+     */
     public void setInProgressDelay(Duration inProgressDelay) {
         this.inProgressDelay = Checks.positive(inProgressDelay, setting("in-progress-delay"));
     }
@@ -210,7 +225,12 @@ public class KafkaConsumerConfiguration {
         return lease;
     }
 
-    /** @param lease how long a record holds its id while the handler runs (renewed while it runs) */
+    /**
+     * How long a record holds its id while the handler runs (renewed while it runs, so only a
+     * crashed consumer's hold runs out). Default 30s.
+     *
+     * @param lease more than zero
+     */
     public void setLease(Duration lease) {
         this.lease = Checks.positive(lease, setting("lease"));
     }
@@ -219,7 +239,12 @@ public class KafkaConsumerConfiguration {
         return retention;
     }
 
-    /** @param retention how long a processed id is remembered: the de-duplication window */
+    /**
+     * How long a processed id is remembered: the de-duplication window, which must outlast the
+     * longest way back (a record replayed by hand from the dead-letter topic included). Default 7d.
+     *
+     * @param retention more than zero
+     */
     public void setRetention(Duration retention) {
         this.retention = Checks.positive(retention, setting("retention"));
     }

@@ -5,6 +5,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
 
+import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -42,6 +43,9 @@ public final class TestKafka {
 
     /** @return whether a Kafka cluster answers at {@code bootstrap} within a few seconds */
     public static boolean answers(String bootstrap) {
+        if (!anyListens(bootstrap)) {
+            return false; // no need for the admin client's retries (and their warnings) when nothing listens
+        }
         try (Admin admin = admin(bootstrap)) {
             admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
             return true;
@@ -68,6 +72,20 @@ public final class TestKafka {
         } catch (java.util.concurrent.TimeoutException e) {
             throw new IllegalStateException("Kafka at " + bootstrap + " did not create " + List.of(topics) + " in 30s", e);
         }
+    }
+
+    private static boolean anyListens(String bootstrap) {
+        for (String address : bootstrap.split(",")) {
+            String a = address.trim();
+            int colon = a.lastIndexOf(':');
+            try (java.net.Socket s = new java.net.Socket()) {
+                s.connect(new java.net.InetSocketAddress(a.substring(0, colon), Integer.parseInt(a.substring(colon + 1))), 1000);
+                return true;
+            } catch (IOException | RuntimeException e) {
+                // the next one
+            }
+        }
+        return false;
     }
 
     private static Admin admin(String bootstrap) {

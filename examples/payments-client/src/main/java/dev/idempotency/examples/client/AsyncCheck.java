@@ -1,13 +1,8 @@
 package dev.idempotency.examples.client;
 
-import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.Channel;
-import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
 import dev.idempotency.examples.ledger.Ledger;
 
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -44,29 +39,11 @@ final class AsyncCheck {
         int injected = 0;
         String injectError = null;
         List<Ledger.Entry> again = first.entries().stream().limit(DUPLICATES).toList();
-        ConnectionFactory f = new ConnectionFactory();
         try {
-            f.setUri(service.broker());
-            try (Connection c = f.newConnection("payments-demo"); Channel ch = c.createChannel()) {
-                ch.confirmSelect();
-                for (Ledger.Entry e : again) {
-                    ch.basicPublish("", service.ledgerQueue(), new AMQP.BasicProperties.Builder()
-                        .messageId(e.messageId()).contentType("application/json").deliveryMode(2).build(),
-                        ("{\"payment\":\"" + e.payment() + "\",\"amount\":" + e.amount() + ",\"currency\":\""
-                            + e.currency() + "\"}").getBytes(StandardCharsets.UTF_8));
-                    injected++;
-                }
-                ch.waitForConfirmsOrDie(10_000);
-                await(() -> {
-                    try {
-                        return ch.messageCount(service.ledgerQueue()) == 0
-                            && ch.messageCount(service.ledgerQueue() + ".retry") == 0;
-                    } catch (Exception ex) {
-                        return false;
-                    }
-                });
-                Thread.sleep(300); // a duplicate booking would show up by now
-            }
+            service.broker().deliverAgain(again);
+            injected = again.size();
+            await(() -> service.broker().caughtUp());
+            Thread.sleep(300); // a duplicate booking would show up by now
         } catch (Exception e) {
             injectError = PaymentsClientDemo.describe(e);
         }
@@ -74,9 +51,7 @@ final class AsyncCheck {
         long ofThisRun = after.entries().stream().filter(e -> wanted.contains(e.payment())).count();
 
         out.println();
-        out.println("The asynchronous side (payment.captured through the outbox to "
-            + (service.embeddedBroker() ? "an embedded AMQP broker, as no RabbitMQ answered" : "RabbitMQ at "
-                + service.broker().replaceFirst("//[^@]*@", "//")) + ")");
+        out.println("The asynchronous side (payment.captured through the outbox to " + service.broker().describe() + ")");
         out.printf(Locale.ROOT, "  captures          %d succeeded, each publishing one message (%d still waiting in"
             + " the outbox)%n", captured.size(), service.outboxDepth());
         out.printf(Locale.ROOT, "  ledger            %d bookings, %d handler runs%n", after.entries().size(),

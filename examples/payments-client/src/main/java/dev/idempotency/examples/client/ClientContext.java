@@ -12,7 +12,7 @@ import java.util.Map;
  * service, which the demo can start in-process, is on the same classpath with its beans and its
  * configuration files. This context reads only the properties it is given (not
  * {@code application*.properties}, not environment variables) and switches the service side off
- * with the service's own switches: the Idempotency-Key filter and the Redis store by property,
+ * with the service's own switches: the Idempotency-Key filter, the Redis store, the outbox and the broker modules by property,
  * and the {@code postgres} environment's beans because they need a datasource this context does
  * not have (Micronaut still reads {@code MICRONAUT_ENVIRONMENTS} here).
  */
@@ -39,6 +39,10 @@ final class ClientContext {
         Map<String, Object> all = new HashMap<>(properties);
         all.put("idempotency.enabled", false);
         all.put("idempotency.store.type", "memory");
+        // nor the service's asynchronous half: no outbox, no broker module
+        all.put("idempotency.outbox.enabled", false);
+        all.put("idempotency.rabbitmq.enabled", false);
+        all.put("idempotency.kafka.enabled", false);
         ApplicationContext context = ApplicationContext.builder()
             .environments("payments-client")
             .deduceEnvironment(false)

@@ -21,9 +21,14 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param maxAttempts attempts per operation, the first included
  * @param verbose     also print the SDK's log line for every retry
  * @param help        print the usage and stop
+ * @param broker      the asynchronous half's broker when the demo starts the service: {@code rabbitmq} or
+ *                    {@code kafka}
  */
 public record DemoSettings(@Nullable URI target, int operations, long seed, double drop, double reset, int maxAttempts,
-                           boolean verbose, boolean help) {
+                           boolean verbose, boolean help, String broker) {
+
+    /** The brokers the demo can run the asynchronous half on. */
+    public static final java.util.List<String> BROKERS = java.util.List.of("rabbitmq", "kafka");
 
     /** Default number of operations. */
     public static final int DEFAULT_OPERATIONS = 20;
@@ -49,9 +54,11 @@ public record DemoSettings(@Nullable URI target, int operations, long seed, doub
         "                       (default " + DEFAULT_RESET + ", env DEMO_RESET)",
         "  --max-attempts N     attempts per operation, 1..100 (default " + DEFAULT_MAX_ATTEMPTS
             + ", env DEMO_MAX_ATTEMPTS)",
+        "  --broker NAME        the asynchronous half on rabbitmq (the default) or kafka: the local broker, else an",
+        "                       embedded one (env DEMO_BROKER; RABBITMQ_URI, KAFKA_BOOTSTRAP_SERVERS)",
         "  --verbose            also print the SDK's log line for each retry (env DEMO_VERBOSE=true)",
         "  --help               this text",
-        "Options take one dash or two: -seed 42 is --seed 42.");
+        "Options take one dash or two, and their value after a space or '=': -seed 42 is --seed=42.");
 
     /** A bad option or value; its message says which and why. */
     public static final class UsageException extends RuntimeException {
@@ -74,7 +81,9 @@ public record DemoSettings(@Nullable URI target, int operations, long seed, doub
         String reset = env.get("DEMO_RESET");
         String maxAttempts = env.get("DEMO_MAX_ATTEMPTS");
         boolean verbose = Boolean.parseBoolean(env.getOrDefault("DEMO_VERBOSE", "false"));
+        String broker = env.getOrDefault("DEMO_BROKER", "rabbitmq");
         boolean help = false;
+        args = splitValues(args);
         for (int i = 0; i < args.length; i++) {
             // -name is --name; a lone "-x" stays as it is
             String arg = args[i].startsWith("-") && !args[i].startsWith("--") && args[i].length() > 2
@@ -88,6 +97,7 @@ public record DemoSettings(@Nullable URI target, int operations, long seed, doub
                 case "--drop" -> drop = value(args, ++i, arg);
                 case "--reset" -> reset = value(args, ++i, arg);
                 case "--max-attempts" -> maxAttempts = value(args, ++i, arg);
+                case "--broker" -> broker = value(args, ++i, arg);
                 default -> throw new UsageException("unknown option: " + arg);
             }
         }
@@ -98,33 +108,61 @@ public record DemoSettings(@Nullable URI target, int operations, long seed, doub
             probability("drop", drop, DEFAULT_DROP),
             probability("reset", reset, DEFAULT_RESET),
             intIn("max-attempts", maxAttempts, DEFAULT_MAX_ATTEMPTS, 1, 100),
-            verbose, help);
+            verbose, help, broker(broker));
+    }
+
+    /** {@code --name=value} as {@code --name value}. */
+    private static String[] splitValues(String[] args) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (String a : args) {
+            int eq = a.indexOf('=');
+            if (a.startsWith("-") && eq > 1) {
+                out.add(a.substring(0, eq));
+                out.add(a.substring(eq + 1));
+            } else {
+                out.add(a);
+            }
+        }
+        return out.toArray(String[]::new);
+    }
+
+    private static String broker(String name) {
+        String b = name.trim().toLowerCase(Locale.ROOT);
+        if (!BROKERS.contains(b)) {
+            throw new UsageException("--broker must be one of " + BROKERS + ", was '" + name + "'");
+        }
+        return b;
     }
 
     /** @return the defaults with this seed: the demo starts the service in-process (for tests and embedding) */
     public static DemoSettings defaults(long seed) {
         return new DemoSettings(null, DEFAULT_OPERATIONS, seed, DEFAULT_DROP, DEFAULT_RESET, DEFAULT_MAX_ATTEMPTS,
-            false, false);
+            false, false, "rabbitmq");
     }
 
     /** @return a copy that runs against this service instead of starting one */
     public DemoSettings withTarget(URI service) {
-        return new DemoSettings(service, operations, seed, drop, reset, maxAttempts, verbose, help);
+        return new DemoSettings(service, operations, seed, drop, reset, maxAttempts, verbose, help, broker);
     }
 
     /** @return a copy with another number of operations */
     public DemoSettings withOperations(int n) {
-        return new DemoSettings(target, n, seed, drop, reset, maxAttempts, verbose, help);
+        return new DemoSettings(target, n, seed, drop, reset, maxAttempts, verbose, help, broker);
     }
 
     /** @return a copy with other fault rates */
     public DemoSettings withFaults(double dropChance, double resetChance) {
-        return new DemoSettings(target, operations, seed, dropChance, resetChance, maxAttempts, verbose, help);
+        return new DemoSettings(target, operations, seed, dropChance, resetChance, maxAttempts, verbose, help, broker);
+    }
+
+    /** @return a copy on another broker ({@link #BROKERS}) */
+    public DemoSettings withBroker(String name) {
+        return new DemoSettings(target, operations, seed, drop, reset, maxAttempts, verbose, help, broker(name));
     }
 
     /** @return a copy with another attempt limit */
     public DemoSettings withMaxAttempts(int n) {
-        return new DemoSettings(target, operations, seed, drop, reset, n, verbose, help);
+        return new DemoSettings(target, operations, seed, drop, reset, n, verbose, help, broker);
     }
 
     private static String value(String[] args, int i, String option) {

@@ -210,7 +210,7 @@ public final class PaymentsClientDemo {
         }
         InProcessPaymentsService service;
         try {
-            service = InProcessPaymentsService.start();
+            service = InProcessPaymentsService.start(settings.broker());
         } catch (RuntimeException e) {
             out.println("Cannot start the payments service in-process: " + describe(e));
             return cannotRun();

@@ -229,6 +229,23 @@ class PaymentsClientDemoTest {
     }
 
     @Test
+    @DisplayName("M8: -broker kafka: the asynchronous half runs on Kafka (an embedded broker when none answers),"
+        + " every capture booked once, its duplicate deliveries included")
+    void onKafka() {
+        String text;
+        int code;
+        try (Captured out = new Captured()) {
+            code = PaymentsClientDemo.runMain(new String[] {"--broker=kafka", "--seed", "12", "--operations", "6"});
+            text = out.console();
+        }
+        assertThat(code).as(text).isEqualTo(PaymentsClientDemo.EXIT_OK);
+        assertThat(text).contains("(environment kafka)", "payment.captured through the outbox to ",
+                "OK: ledger bookings == captures (2 == 2).", "duplicates        2 messages delivered a second time")
+            .containsAnyOf("an embedded Kafka broker, as no Kafka answered", "Kafka at ")
+            .doesNotContain("\tat ", "Exception in thread", "NonUniqueBean");
+    }
+
+    @Test
     @DisplayName("The same seed gives the same faults, attempts and replays")
     void sameSeedSameRun() {
         List<List<String>> first;
@@ -482,6 +499,13 @@ class PaymentsClientDemoTest {
         assertThat(DemoSettings.parse(new String[] {"-target", "http://127.0.0.1:8080"}, Map.of()).target())
             .isEqualTo(URI.create("http://127.0.0.1:8080"));
         assertThat(DemoSettings.parse(new String[0], Map.of()).target()).as("default: in-process").isNull();
+        assertThat(DemoSettings.parse(new String[0], Map.of()).broker()).isEqualTo("rabbitmq");
+        assertThat(DemoSettings.parse(new String[] {"--broker=kafka"}, Map.of()).broker()).isEqualTo("kafka");
+        assertThat(DemoSettings.parse(new String[] {"-broker", "Kafka"}, Map.of("DEMO_BROKER", "rabbitmq")).broker())
+            .isEqualTo("kafka");
+        assertThat(DemoSettings.parse(new String[] {"--seed=5"}, Map.of()).seed()).isEqualTo(5);
+        assertThat(catchThrowable(() -> DemoSettings.parse(new String[] {"--broker", "nats"}, Map.of())))
+            .isInstanceOf(DemoSettings.UsageException.class).hasMessage("--broker must be one of [rabbitmq, kafka], was 'nats'");
 
         assertThat(catchThrowable(() -> DemoSettings.parse(new String[] {"--drop", "30"}, Map.of())))
             .isInstanceOf(DemoSettings.UsageException.class).hasMessageContaining("drop").hasMessageContaining("30");

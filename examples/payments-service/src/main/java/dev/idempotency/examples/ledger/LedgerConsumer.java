@@ -14,7 +14,8 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * Books each {@code payment.captured} into the {@link Ledger}: the handler of the consumer
- * {@code ledger} ({@code idempotency.rabbitmq.consumers.ledger.*} in {@code application.properties}).
+ * {@code ledger} ({@code idempotency.rabbitmq.consumers.ledger.*} in {@code application.properties}, or
+ * {@code idempotency.kafka.consumers.ledger.*} in {@code application-kafka.properties}).
  * It knows nothing about duplicates: the idempotent consumer around it runs it once per message
  * id, however often the broker delivers the message.
  */
