@@ -108,6 +108,10 @@ public final class TcpProxy implements AutoCloseable {
             try {
                 Socket client = s.accept();
                 Socket upstream = new Socket(targetHost, targetPort);
+                // what the proxy writes goes at once, as the two ends' own sockets would send it: with Nagle's
+                // algorithm a small answer waits for the peer's delayed ACK, about 40 ms on Linux
+                client.setTcpNoDelay(true);
+                upstream.setTcpNoDelay(true);
                 synchronized (this) {
                     // stop() may have run while this connection was being made: it must not survive it
                     if (s.isClosed()) {
