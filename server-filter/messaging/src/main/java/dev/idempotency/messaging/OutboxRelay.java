@@ -48,6 +48,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class OutboxRelay implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(OutboxRelay.class);
+    private static final long RECHECK_MILLIS = 5;
 
     private final OutboxStore store;
     private final BeanProvider<MessageSender> senders;
@@ -135,7 +136,7 @@ public final class OutboxRelay implements AutoCloseable {
         }
         if (t != null && wakePending.compareAndSet(false, true)) {
             try {
-                t.execute(this::runSafely);
+                t.execute(this::runWoken);
             } catch (RuntimeException e) {
                 wakePending.set(false); // shutting down
             }
@@ -146,6 +147,28 @@ public final class OutboxRelay implements AutoCloseable {
         wakePending.set(false);
         try {
             relay();
+        } catch (RuntimeException e) {
+            LOG.warn("idempotency outbox relay: {}", e.toString());
+        }
+    }
+
+    /**
+     * A pass on a wake-up; when it sent something, one more look {@value #RECHECK_MILLIS} ms later, for
+     * what was published right behind it without a wake-up of its own (stores send at most one per
+     * {@code OutboxStore}'s own interval, see the PostgreSQL outbox).
+     */
+    private void runWoken() {
+        wakePending.set(false);
+        try {
+            if (relay() > 0) {
+                ScheduledExecutorService t;
+                synchronized (lock) {
+                    t = thread;
+                }
+                if (t != null && !closed) {
+                    t.schedule(this::runSafely, RECHECK_MILLIS, TimeUnit.MILLISECONDS);
+                }
+            }
         } catch (RuntimeException e) {
             LOG.warn("idempotency outbox relay: {}", e.toString());
         }

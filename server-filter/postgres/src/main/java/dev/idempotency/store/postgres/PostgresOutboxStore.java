@@ -53,12 +53,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code destination}, {@code routing_key}, {@code content_type}, {@code headers} (text[],
  * name and value alternating), {@code body} (bytea), {@code attempts}, {@code retry_at} (null
  * until a send failed), {@code parked} and {@code last_error}, {@code created_at}. A confirmed
- * message is deleted; a parked one stays, with its reason, for an operator. Table
- * {@code <table>_outbox_relay} holds the relay lease: one row, its owner and its end.
+ * message is deleted; a parked one stays, with its reason, for an operator. Each message has its
+ * {@code relay_partition} (migration {@code V5}). Table {@code <table>_outbox_relay} holds a row
+ * per partition ({@code partition:<n>}: its relay and the lease's end), one per live relay
+ * ({@code member:<owner>}), the partition count they share ({@code partitions}), and the single
+ * relay lease of earlier versions ({@code relay}).
  *
  * <h2>Reading</h2>
- * {@link #due} takes, per ordering key, the earliest message not parked, and keeps those that are
- * due ({@code DISTINCT ON (ordering_key) ... ORDER BY ordering_key, id} over a partial index).
+ * {@link #due} walks the waiting messages in publish order and takes those that are due and are
+ * the earliest message not parked of their ordering key ({@code NOT EXISTS} an earlier one, a probe
+ * of the partial index on {@code (ordering_key, id)}), until the batch is full.
  * It reads what is committed; a message committed after one with a higher id of the same key is
  * sent after it: per key, messages go in commit order, and in publish order within a transaction.
  * There is no cursor, so no committed message is ever skipped.
@@ -75,6 +79,7 @@ public final class PostgresOutboxStore implements OutboxStore {
     private static final String PARTITIONS = "partitions";
     private static final String PARTITION = "partition:";
     private static final String MEMBER = "member:";
+    private static final long NOTIFY_EVERY_NANOS = 2_000_000;
 
     private final PostgresIdempotencyStore store;
     private final OutboxConfigurationProperties config;
@@ -82,6 +87,8 @@ public final class PostgresOutboxStore implements OutboxStore {
     private final String relay;
     private final String channel;
     private final Set<String> joined = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicLong lastNotify = new java.util.concurrent.atomic.AtomicLong(
+        System.nanoTime() - NOTIFY_EVERY_NANOS);
 
     PostgresOutboxStore(PostgresIdempotencyStore store, OutboxConfigurationProperties config) {
         this.store = store;
@@ -99,6 +106,18 @@ public final class PostgresOutboxStore implements OutboxStore {
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * Whether this append NOTIFYs: at most one per {@value #NOTIFY_EVERY_NANOS} ns on this instance.
+     * PostgreSQL serializes the commits of notifying transactions (one queue lock), so a NOTIFY per
+     * publish would slow every publish at a high rate; a relay woken by one looks again shortly after
+     * its pass for the messages published right behind it.
+     */
+    private boolean notifySlot() {
+        long now = System.nanoTime();
+        long last = lastNotify.get();
+        return now - last >= NOTIFY_EVERY_NANOS && lastNotify.compareAndSet(last, now);
     }
 
     /** @return the channel the outbox NOTIFYs on (for tests and operators) */
@@ -136,7 +155,7 @@ public final class PostgresOutboxStore implements OutboxStore {
         String insert = "INSERT INTO " + outbox + " (message_id, ordering_key, destination, routing_key, content_type,"
             + " headers, body, created_at, relay_partition) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
             + " ON CONFLICT (message_id) DO NOTHING";
-        boolean notify = config.isNotify();
+        boolean notify = config.isNotify() && notifySlot();
         // with wake-ups, the NOTIFY rides on the INSERT (one round trip); PostgreSQL sends it at commit, once per
         // transaction and partition
         try (PreparedStatement ps = c.prepareStatement(notify ? "WITH ins AS (" + insert + " RETURNING relay_partition)"
@@ -162,36 +181,27 @@ public final class PostgresOutboxStore implements OutboxStore {
 
     @Override
     public List<OutboxRecord> due(int max, Instant now) {
-        return autocommit("read the outbox", c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT id, message_id, ordering_key, destination, routing_key,"
-                + " content_type, headers, body, attempts, created_at FROM (SELECT DISTINCT ON (ordering_key) * FROM "
-                + outbox + " WHERE NOT parked ORDER BY ordering_key, id) h WHERE retry_at IS NULL OR retry_at <= ?"
-                + " ORDER BY id LIMIT ?")) {
-                ps.setObject(1, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
-                ps.setInt(2, max);
-                return records(ps);
-            }
-        });
+        return due(max, now, null);
     }
 
     @Override
     public List<OutboxRecord> due(int max, Instant now, Set<Integer> partitions) {
-        if (partitions.size() >= config.getPartitions()) {
-            return due(max, now);
-        }
+        boolean all = partitions == null || partitions.size() >= config.getPartitions();
         return autocommit("read the outbox", c -> {
-            // per key its earliest waiting message, over the keys waiting in these partitions: a key whose messages
-            // span partitions (published under another partition count) still goes in order
+            // in publish order, the messages that are their key's earliest waiting one, wherever that one lies (a key
+            // whose messages span partitions, published under another partition count, still goes in order): a walk
+            // of the primary key that stops at the batch, one index probe per row
             try (PreparedStatement ps = c.prepareStatement("SELECT id, message_id, ordering_key, destination, routing_key,"
-                + " content_type, headers, body, attempts, created_at FROM (SELECT DISTINCT ON (o.ordering_key) o.* FROM "
-                + outbox + " o WHERE NOT o.parked AND o.ordering_key IN (SELECT k.ordering_key FROM " + outbox
-                + " k WHERE NOT k.parked AND k.relay_partition = ANY(?)) ORDER BY o.ordering_key, o.id) h"
-                + " WHERE h.relay_partition = ANY(?) AND (h.retry_at IS NULL OR h.retry_at <= ?) ORDER BY h.id LIMIT ?")) {
-                Array ps1 = c.createArrayOf("int4", partitions.toArray());
-                ps.setArray(1, ps1);
-                ps.setArray(2, ps1);
-                ps.setObject(3, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
-                ps.setInt(4, max);
+                + " content_type, headers, body, attempts, created_at FROM " + outbox + " o WHERE NOT o.parked"
+                + (all ? "" : " AND o.relay_partition = ANY(?)")
+                + " AND (o.retry_at IS NULL OR o.retry_at <= ?) AND NOT EXISTS (SELECT 1 FROM " + outbox + " e"
+                + " WHERE e.ordering_key = o.ordering_key AND e.id < o.id AND NOT e.parked) ORDER BY o.id LIMIT ?")) {
+                int i = 1;
+                if (!all) {
+                    ps.setArray(i++, c.createArrayOf("int4", partitions.toArray()));
+                }
+                ps.setObject(i++, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
+                ps.setInt(i, max);
                 return records(ps);
             }
         });
