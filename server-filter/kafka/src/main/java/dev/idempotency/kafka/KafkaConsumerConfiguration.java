@@ -185,7 +185,7 @@ public class KafkaConsumerConfiguration {
 
     /**
      * How many times the handler may fail for one record before it is dead-lettered. Default
-     * {@value ConsumerSettings#DEFAULT_MAX_ATTEMPTS}.
+     * {@value dev.idempotency.messaging.ConsumerSettings#DEFAULT_MAX_ATTEMPTS}.
      *
      * @param maxAttempts at least 1
      */
