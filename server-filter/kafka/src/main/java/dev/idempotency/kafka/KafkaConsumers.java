@@ -2,13 +2,8 @@ package dev.idempotency.kafka;
 
 import dev.idempotency.messaging.IdempotentConsumer;
 import dev.idempotency.messaging.IdempotentConsumers;
-import dev.idempotency.messaging.MessageHandler;
-import dev.idempotency.messaging.TransactionalMessageHandler;
-import io.micronaut.context.BeanLocator;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.event.StartupEvent;
-import io.micronaut.context.exceptions.ConfigurationException;
-import io.micronaut.inject.qualifiers.Qualifiers;
 import io.micronaut.runtime.event.annotation.EventListener;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
@@ -47,23 +42,20 @@ public final class KafkaConsumers implements AutoCloseable {
     private final KafkaClients clients;
     private final List<KafkaConsumerConfiguration> consumers;
     private final IdempotentConsumers factory;
-    private final BeanLocator beans;
     private final List<PartitionConsumer> loops = new ArrayList<>(); // guarded by this
     private KafkaProducer<byte[], byte[]> deadLetters; // guarded by this
     private boolean closed; // guarded by this
 
-    KafkaConsumers(KafkaClients clients, List<KafkaConsumerConfiguration> consumers, IdempotentConsumers factory,
-                   BeanLocator beans) {
+    KafkaConsumers(KafkaClients clients, List<KafkaConsumerConfiguration> consumers, IdempotentConsumers factory) {
         this.clients = clients;
         this.consumers = consumers;
         this.factory = factory;
-        this.beans = beans;
     }
 
     @EventListener
     void onStartup(StartupEvent event) {
         for (KafkaConsumerConfiguration c : consumers) {
-            handlerOf(c); // a missing handler bean fails the startup, in our words
+            factory.handler(c.settings(), "topics " + c.getTopics()); // a missing handler bean fails the startup
         }
         for (KafkaConsumerConfiguration c : consumers) {
             start(c);
@@ -79,7 +71,7 @@ public final class KafkaConsumers implements AutoCloseable {
             createDeadLetterTopics(c);
         }
         IdempotentConsumer consumer = factory.consumer(c.settings());
-        Object handler = handlerOf(c);
+        Object handler = factory.handler(c.settings(), "topics " + c.getTopics());
         if (deadLetters == null) {
             deadLetters = clients.producer("dead-letters");
         }
@@ -118,23 +110,6 @@ public final class KafkaConsumers implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    /** The handler bean named like the consumer, of the kind the consumer needs. */
-    private Object handlerOf(KafkaConsumerConfiguration c) {
-        Class<?> type = c.isTransactional() ? TransactionalMessageHandler.class : MessageHandler.class;
-        Optional<?> handler = beans.findBean(type, Qualifiers.byName(c.getName()));
-        if (handler.isEmpty()) {
-            throw new ConfigurationException("idempotency consumer '" + c.getName() + "' (topics " + c.getTopics()
-                + ") has no handler: define a bean @Named(\"" + c.getName() + "\") implementing " + type.getSimpleName()
-                + (c.isTransactional() ? "" : " (or make the consumer transactional for a TransactionalMessageHandler)"));
-        }
-        return handler.get();
-    }
-
-    /** @return how many partitions this instance's consumers hold now */
-    public synchronized int assignedPartitions() {
-        return loops.stream().mapToInt(PartitionConsumer::assigned).sum();
     }
 
     /** Stops consuming: records in flight finish (up to each consumer's revoke-timeout), offsets are committed. */

@@ -64,7 +64,6 @@ final class PartitionConsumer implements Runnable {
     private final ConcurrentLinkedQueue<Runnable> finished = new ConcurrentLinkedQueue<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean closing;
-    private volatile int assignedCount;
     private long lastCommit = System.nanoTime();
 
     /** A partition's records and where it stands; touched by the loop's thread only. */
@@ -322,13 +321,11 @@ final class PartitionConsumer implements Runnable {
             }
             commit(offsets, true);
             leaving.forEach(p -> partitions.remove(p.tp));
-            assignedCount = partitions.size();
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> lost) {
             lost.forEach(partitions::remove); // another member owns them already: committing would be refused
-            assignedCount = partitions.size();
         }
 
         @Override
@@ -336,7 +333,6 @@ final class PartitionConsumer implements Runnable {
             for (TopicPartition tp : assigned) {
                 partitions.put(tp, new Partition(tp));
             }
-            assignedCount = partitions.size();
         }
     }
 
@@ -355,13 +351,5 @@ final class PartitionConsumer implements Runnable {
         }
     }
 
-    /** @return whether the loop runs (for health and tests) */
-    boolean running() {
-        return stopped.getCount() > 0;
-    }
 
-    /** @return how many partitions this loop holds now (the loop's own view; for tests) */
-    int assigned() {
-        return assignedCount;
-    }
 }

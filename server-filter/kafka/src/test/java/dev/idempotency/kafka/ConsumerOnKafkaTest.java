@@ -8,7 +8,6 @@ import dev.idempotency.testsupport.Stores;
 import dev.idempotency.testsupport.TestKafka;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.context.annotation.Requires;
-import io.micronaut.context.exceptions.BeanInstantiationException;
 import io.micronaut.context.exceptions.ConfigurationException;
 import jakarta.inject.Named;
 import jakarta.inject.Singleton;
@@ -190,6 +189,5 @@ class ConsumerOnKafkaTest {
         r.put("idempotency.kafka.bootstrap-servers", "localhost");
         assertThatThrownBy(() -> ApplicationContext.run(r).close())
             .hasStackTraceContaining("'localhost' is not host:port");
-        assertThat(BeanInstantiationException.class).isNotNull();
     }
 }

@@ -61,13 +61,18 @@ final class Topics implements AutoCloseable {
 
     /** @return every record of {@code topic} from the start, waiting until {@code expected} arrived or 30 s */
     List<ConsumerRecord<byte[], byte[]>> read(String topic, int expected) {
+        return read(topic, expected, Duration.ofSeconds(30));
+    }
+
+    /** @return every record of {@code topic} from the start, waiting until {@code expected} arrived or {@code within} */
+    List<ConsumerRecord<byte[], byte[]>> read(String topic, int expected, Duration within) {
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
             ConsumerConfig.GROUP_ID_CONFIG, unique("reader"), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
             ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
             ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
             c.subscribe(List.of(topic));
             List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long deadline = System.nanoTime() + within.toNanos();
             while (got.size() < expected && System.nanoTime() < deadline) {
                 c.poll(Duration.ofMillis(200)).forEach(got::add);
             }

@@ -1,6 +1,9 @@
 package dev.idempotency.messaging;
 
 import dev.idempotency.server.store.IdempotencyStore;
+import io.micronaut.context.BeanLocator;
+import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.inject.qualifiers.Qualifiers;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
@@ -18,11 +21,29 @@ public final class IdempotentConsumers implements AutoCloseable {
 
     private final IdempotencyStore store;
     private final MessagingMetrics metrics;
+    private final BeanLocator beans;
     private ScheduledExecutorService timer; // guarded by this
 
-    IdempotentConsumers(IdempotencyStore store, MessagingMetrics metrics) {
+    IdempotentConsumers(IdempotencyStore store, MessagingMetrics metrics, BeanLocator beans) {
         this.store = store;
         this.metrics = metrics;
+        this.beans = beans;
+    }
+
+    /**
+     * The handler of a configured consumer, for broker modules: the application's bean named like
+     * the consumer ({@code @Named}), a {@link TransactionalMessageHandler} when the consumer is
+     * transactional, else a {@link MessageHandler}.
+     *
+     * @param source what the consumer consumes, for the message, e.g. {@code queue payments.ledger}
+     * @throws ConfigurationException when there is none, naming the bean to define
+     */
+    public Object handler(ConsumerSettings settings, String source) {
+        Class<?> type = settings.transactional() ? TransactionalMessageHandler.class : MessageHandler.class;
+        return beans.findBean(type, Qualifiers.byName(settings.name())).orElseThrow(() -> new ConfigurationException(
+            "idempotency consumer '" + settings.name() + "' (" + source + ") has no handler: define a bean @Named(\""
+                + settings.name() + "\") implementing " + type.getSimpleName() + (settings.transactional() ? ""
+                : " (or make the consumer transactional for a TransactionalMessageHandler)")));
     }
 
     /**

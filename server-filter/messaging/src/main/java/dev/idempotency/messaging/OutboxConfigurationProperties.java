@@ -59,7 +59,7 @@ public class OutboxConfigurationProperties {
 
     /**
      * Whether this instance relays messages to the broker. Where several instances share a
-     * PostgreSQL outbox, one of them relays at a time anyway (a lease decides which); set
+     * PostgreSQL outbox, the relaying ones share its partitions out (see {@code partitions}); set
      * {@code false} on instances that should never relay. Default true.
      *
      * @param relayEnabled whether this instance may relay
@@ -160,8 +160,9 @@ public class OutboxConfigurationProperties {
     }
 
     /**
-     * How long an instance's turn as the relay of a shared outbox lasts without renewal: after
-     * it crashed, another instance takes over this much later. Default 15s.
+     * How long an instance holds its partitions of a shared outbox (and counts as a live relay)
+     * without renewing them: after it crashed, the others take its partitions over this much
+     * later. Default 15s.
      *
      * @param relayLease more than zero
      */

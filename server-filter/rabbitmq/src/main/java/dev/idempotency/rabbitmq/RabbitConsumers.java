@@ -11,11 +11,8 @@ import dev.idempotency.messaging.IdempotentConsumers;
 import dev.idempotency.messaging.MessageHandler;
 import dev.idempotency.messaging.ReceivedMessage;
 import dev.idempotency.messaging.TransactionalMessageHandler;
-import io.micronaut.context.BeanLocator;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.event.StartupEvent;
-import io.micronaut.context.exceptions.ConfigurationException;
-import io.micronaut.inject.qualifiers.Qualifiers;
 import io.micronaut.runtime.event.annotation.EventListener;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
@@ -27,7 +24,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -74,7 +70,6 @@ public final class RabbitConsumers implements AutoCloseable {
     private final List<RabbitConsumerConfiguration> consumers;
     private final List<RabbitExchangeConfiguration> exchanges;
     private final IdempotentConsumers factory;
-    private final BeanLocator beans;
     private final List<ConfirmingChannel> channels = new ArrayList<>();
     private final Map<String, Runnable> pending = new HashMap<>(); // consumers waiting for the broker, guarded by this
     private boolean closed; // guarded by this
@@ -82,19 +77,18 @@ public final class RabbitConsumers implements AutoCloseable {
 
     RabbitConsumers(RabbitConnection connection, RabbitConfigurationProperties config,
                     List<RabbitConsumerConfiguration> consumers, List<RabbitExchangeConfiguration> exchanges,
-                    IdempotentConsumers factory, BeanLocator beans) {
+                    IdempotentConsumers factory) {
         this.connection = connection;
         this.config = config;
         this.consumers = consumers;
         this.exchanges = exchanges;
         this.factory = factory;
-        this.beans = beans;
     }
 
     @EventListener
     void onStartup(StartupEvent event) {
         for (RabbitConsumerConfiguration c : consumers) {
-            handlerOf(c); // a missing handler bean fails the startup, in our words
+            factory.handler(c.settings(), "queue " + c.getQueue()); // a missing handler bean fails the startup
             startLater(c);
         }
     }
@@ -139,22 +133,10 @@ public final class RabbitConsumers implements AutoCloseable {
         return retryTimer;
     }
 
-    /** The handler bean named like the consumer, of the kind the consumer needs. */
-    private Object handlerOf(RabbitConsumerConfiguration c) {
-        Class<?> type = c.isTransactional() ? TransactionalMessageHandler.class : MessageHandler.class;
-        Optional<?> handler = beans.findBean(type, Qualifiers.byName(c.getName()));
-        if (handler.isEmpty()) {
-            throw new ConfigurationException("idempotency consumer '" + c.getName() + "' (queue " + c.getQueue()
-                + ") has no handler: define a bean @Named(\"" + c.getName() + "\") implementing " + type.getSimpleName()
-                + (c.isTransactional() ? "" : " (or make the consumer transactional for a TransactionalMessageHandler)"));
-        }
-        return handler.get();
-    }
-
     // guarded by this
     private void start(RabbitConsumerConfiguration c) throws IOException {
         IdempotentConsumer consumer = factory.consumer(c.settings());
-        Object handler = handlerOf(c);
+        Object handler = factory.handler(c.settings(), "queue " + c.getQueue());
         List<ConfirmingChannel> opened = new ArrayList<>();
         try {
             for (int i = 0; i < c.getConcurrency(); i++) {

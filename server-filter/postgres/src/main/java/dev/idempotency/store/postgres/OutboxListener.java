@@ -33,7 +33,6 @@ final class OutboxListener implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
     private volatile Connection current;
-    private volatile boolean listening;
 
     OutboxListener(Connector connector, String channel, Runnable wake) {
         this.connector = connector;
@@ -47,11 +46,6 @@ final class OutboxListener implements AutoCloseable {
         thread.start();
     }
 
-    /** @return whether the LISTEN is in place now (for tests and health) */
-    boolean listening() {
-        return listening;
-    }
-
     private void run() {
         boolean warned = false;
         while (!closed) {
@@ -62,7 +56,6 @@ final class OutboxListener implements AutoCloseable {
                     s.execute("LISTEN \"" + channel + "\"");
                 }
                 PGConnection pg = c.unwrap(PGConnection.class);
-                listening = true;
                 if (warned) {
                     LOG.info("idempotency outbox: listening for publishes again on {}", channel);
                     warned = false;
@@ -75,7 +68,6 @@ final class OutboxListener implements AutoCloseable {
                     }
                 }
             } catch (SQLException | RuntimeException e) {
-                listening = false;
                 if (closed) {
                     return;
                 }
@@ -90,7 +82,6 @@ final class OutboxListener implements AutoCloseable {
                     return;
                 }
             } finally {
-                listening = false;
                 current = null;
             }
         }

@@ -120,11 +120,6 @@ public final class PostgresOutboxStore implements OutboxStore {
         return now - last >= NOTIFY_EVERY_NANOS && lastNotify.compareAndSet(last, now);
     }
 
-    /** @return the channel the outbox NOTIFYs on (for tests and operators) */
-    public String channel() {
-        return channel;
-    }
-
     @Override
     public boolean append(OutboxRecord m) {
         TransactionOperations<Connection> tx;
