@@ -4,6 +4,7 @@ import io.micronaut.context.BeanProvider;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.event.StartupEvent;
 import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.context.exceptions.NonUniqueBeanException;
 import io.micronaut.runtime.event.annotation.EventListener;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
@@ -82,6 +83,7 @@ public final class OutboxRelay implements AutoCloseable {
     void onStartup(StartupEvent event) {
         metrics.watch(store, clock);
         if (config.isRelayEnabled() && senders.isPresent()) {
+            requireOneSender();
             synchronized (this) {
                 try {
                     claim(clock.instant(), false); // joins now: a partition count the others do not share fails the startup
@@ -94,6 +96,24 @@ public final class OutboxRelay implements AutoCloseable {
             }
         }
         start();
+    }
+
+    /**
+     * Fails the startup when more than one broker module could send (say RabbitMQ's and Kafka's
+     * both on the classpath and enabled) and none is {@code @Primary}: the relay sends to one
+     * broker, and would otherwise fail every pass with a bean lookup error instead of sending.
+     */
+    private void requireOneSender() {
+        try {
+            senders.get();
+        } catch (NonUniqueBeanException e) {
+            List<String> names = senders.stream().map(s -> s.getClass().getSimpleName()).sorted().toList();
+            throw new ConfigurationException("idempotency outbox: " + names.size() + " broker modules can send the"
+                + " outbox's messages (" + String.join(", ", names) + "), and the relay sends to one broker."
+                + " Disable the others (idempotency.rabbitmq.enabled=false or idempotency.kafka.enabled=false),"
+                + " or make the one to send with @Primary; an instance that only consumes can set"
+                + " idempotency.outbox.relay-enabled=false.", e);
+        }
     }
 
     /** Starts the relay's thread, unless it runs (or this instance does not relay). */

@@ -40,28 +40,55 @@ final class CrashPoints {
 
     private final Point point;
     private final Path marker;
+    /** Set once the crash is decided: the process dies a moment later. */
+    private volatile boolean dying;
 
     CrashPoints(@Value("${payments.test.crash-at}") String point, @Value("${payments.test.crash-marker}") String marker) {
         this.point = Point.valueOf(point.toUpperCase(Locale.ROOT).replace('-', '_'));
         this.marker = Path.of(marker);
     }
 
-    /** Dies here, once, when this is the configured point. */
+    /**
+     * Dies here, once, when this is the configured point. Once the crash is decided (here, or
+     * claimed by {@link #claim}), every other capture that reaches a point waits for the end:
+     * the crash meets the one capture at the point under test, and no other one half-way. In
+     * leased mode a capture killed between its write to the payments table and its record's
+     * completion would run again and be refused as captured already, which is what
+     * transactional mode is for, not what this test point is about.
+     */
     void at(Point reached) {
+        if (dying) {
+            awaitTheEnd();
+        }
         if (reached == point && armed()) {
             LOG.warn("TEST ONLY: crashing at {}", reached);
             Runtime.getRuntime().halt(137);
         }
     }
 
-    /** @return whether the crash at {@code reached} is still to come (and now claimed) */
+    /** @return whether the crash at {@code reached} is still to come (and now claimed: the caller halts) */
     boolean claim(Point reached) {
-        return reached == point && armed();
+        if (reached == point && armed()) {
+            LOG.warn("TEST ONLY: crashing at {} in a moment", reached);
+            return true;
+        }
+        return false;
+    }
+
+    private static void awaitTheEnd() {
+        while (true) {
+            try {
+                Thread.sleep(Long.MAX_VALUE);
+            } catch (InterruptedException e) {
+                // the halt ends this thread with the process
+            }
+        }
     }
 
     private boolean armed() {
         try {
             Files.createFile(marker);
+            dying = true;
             return true;
         } catch (java.nio.file.FileAlreadyExistsException e) {
             return false;
