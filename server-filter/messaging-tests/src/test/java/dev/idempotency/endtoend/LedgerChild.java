@@ -1,4 +1,4 @@
-package dev.idempotency.kafka;
+package dev.idempotency.endtoend;
 
 import dev.idempotency.messaging.MessageHandler;
 import dev.idempotency.messaging.ReceivedMessage;
