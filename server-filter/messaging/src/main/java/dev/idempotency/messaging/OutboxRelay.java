@@ -64,7 +64,7 @@ public final class OutboxRelay implements AutoCloseable {
     private int unreachable; // consecutive whole-batch failures; guarded by this
     private Instant pausedUntil = Instant.MIN; // guarded by this
     private boolean warnedNoSender; // guarded by this
-    private Set<Integer> held = Set.of(); // the partitions this instance relays; guarded by this
+    private volatile Set<Integer> held = Set.of(); // the partitions this instance relays; written under this
     private Instant claimedAt = Instant.MIN; // guarded by this
     private AutoCloseable wakeUps; // guarded by lock
 
@@ -143,8 +143,11 @@ public final class OutboxRelay implements AutoCloseable {
         return owner;
     }
 
-    /** @return the partitions this instance relays now (empty while it holds none, or before its first pass) */
-    public synchronized Set<Integer> partitions() {
+    /**
+     * @return the partitions this instance relays now (empty while it holds none, or before its first pass); never
+     *     waits for a pass under way
+     */
+    public Set<Integer> partitions() {
         return held;
     }
 
