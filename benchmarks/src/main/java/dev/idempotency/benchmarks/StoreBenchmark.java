@@ -83,7 +83,6 @@ public class StoreBenchmark {
     public long records;
 
     /** The fill's keys have the length of the store's real ones (SHA-256 in hex). */
-    private static final int KEY_LENGTH = 64;
     private static final long FILL_TTL_MILLIS = Duration.ofHours(2).toMillis();
     private String redisPrefix;
 
@@ -174,56 +173,17 @@ public class StoreBenchmark {
     @SuppressWarnings("unchecked")
     private String fillRedis() {
         StatefulRedisConnection<String, String> redis = context.getBean(StatefulRedisConnection.class);
-        long before = usedMemory(redis);
-        String script = "local v = redis.call('GET', KEYS[1])\n"
-            + "for i = tonumber(ARGV[2]), tonumber(ARGV[3]) do\n"
-            + "  redis.call('SET', ARGV[1] .. '{' .. string.format('%0" + KEY_LENGTH + "d', i) .. '}', v, 'PX', ARGV[4])\n"
-            + "end\n"
-            + "return 1\n";
-        long chunk = 50_000;
-        for (long from = 1; from <= records; from += chunk) {
-            long to = Math.min(records, from + chunk - 1);
-            redis.sync().eval(script, io.lettuce.core.ScriptOutputType.INTEGER, new String[] {redisPrefix + "{" + replayKey + "}"},
-                redisPrefix, Long.toString(from), Long.toString(to), Long.toString(FILL_TTL_MILLIS));
-        }
-        return String.format("used_memory grew %,d bytes: %,d bytes per record", usedMemory(redis) - before,
-            (usedMemory(redis) - before) / records);
-    }
-
-    private static long usedMemory(StatefulRedisConnection<String, String> redis) {
-        for (String line : redis.sync().info("memory").split("\r?\n")) {
-            if (line.startsWith("used_memory:")) {
-                return Long.parseLong(line.substring("used_memory:".length()).trim());
-            }
-        }
-        throw new IllegalStateException("INFO memory has no used_memory");
+        long before = StoreFill.redisMemory(redis);
+        StoreFill.redis(redis, redisPrefix, replayKey, 1, records, FILL_TTL_MILLIS);
+        long grew = StoreFill.redisMemory(redis) - before;
+        return String.format("used_memory grew %,d bytes: %,d bytes per record", grew, grew / records);
     }
 
     /** Copies the replay row {@link #records} times inside PostgreSQL. @return bytes per record */
     private String fillPostgres() {
-        String table = schema + ".idempotency_records";
-        long chunk = 1_000_000;
-        for (long from = 1; from <= records; from += chunk) {
-            long to = Math.min(records, from + chunk - 1);
-            // sorted keys: the index is filled at its right edge (denser than after random inserts;
-            // a lookup walks the same depth)
-            TestPostgres.execute("INSERT INTO " + table + " (store_key, fingerprint, fencing_token, holder, completed,"
-                + " acquired_at, expires_at, response_status, response_headers, response_body, body_omitted)"
-                + " SELECT decode(lpad(g::text, " + KEY_LENGTH + ", '0'), 'hex'), fingerprint, fencing_token, holder, completed,"
-                + " acquired_at, now() + interval '" + FILL_TTL_MILLIS + " milliseconds', response_status,"
-                + " response_headers, response_body, body_omitted FROM " + table + " r, generate_series(" + from
-                + ", " + to + ") g WHERE r.store_key = decode('" + replayKey + "', 'hex')");
-        }
-        TestPostgres.execute("VACUUM ANALYZE " + table);
-        long bytes;
-        DataSource ds = DelegatingDataSource.unwrapDataSource(context.getBean(DataSource.class));
-        try (Connection c = ds.getConnection(); java.sql.Statement st = c.createStatement();
-             java.sql.ResultSet rs = st.executeQuery("SELECT pg_total_relation_size('" + table + "')")) {
-            rs.next();
-            bytes = rs.getLong(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        StoreFill.postgres(schema, replayKey, 1, records, FILL_TTL_MILLIS);
+        long bytes = StoreFill.postgresBytes(DelegatingDataSource.unwrapDataSource(context.getBean(DataSource.class)),
+            schema);
         return String.format("pg_total_relation_size %,d bytes: %,d bytes per record", bytes, bytes / records);
     }
 
