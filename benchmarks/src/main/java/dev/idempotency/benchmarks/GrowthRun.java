@@ -43,8 +43,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class GrowthRun {
 
     private static final Duration LEASE = Duration.ofSeconds(30);
-    /** Long enough that nothing the run writes expires while it runs. */
+    /** The fill's and the replay record's: long enough that none of them expires while the run runs. */
     private static final Duration RETENTION = Duration.ofHours(2);
+    /** The measured new keys': they expire, and are taken out, before the next measurement. */
+    private static final Duration MEASURED = Duration.ofSeconds(1);
     private static final int ROUNDS = 3;
     private static final int[] CALLERS = {1, 16};
     /** The largest in-memory fill: about 2 GB of records at its own accounting, within -Xmx6g. */
@@ -77,6 +79,7 @@ public final class GrowthRun {
                         long[][] rounds = new long[ROUNDS][];
                         for (int r = 0; r < ROUNDS; r++) {
                             rounds[r] = t.measure(callers, each);
+                            t.forgetMeasured();
                         }
                         line("| %s | %,d | %s | %d | %s | %s | %s |", store, size, bytes, callers, median(rounds, 0),
                             median(rounds, 2), median(rounds, 4));
@@ -123,34 +126,21 @@ public final class GrowthRun {
                 + "\"cus_42\",\"description\":\"Order 1001\",\"createdAt\":\"2026-11-21T15:00:00Z\","
                 + "\"metadata\":{}}").getBytes(StandardCharsets.UTF_8), false);
         private final String replayKey;
-        private String redisPrefix;
-        private String schema;
+        private final String redisPrefix;
+        private final String schema;
         private long filled;
         private long baseBytes;
+        /** The last key number before the measurement under way. */
+        private long measuredFrom;
 
         Target(String store) {
             this.store = store;
-            Map<String, Object> props = new HashMap<>();
-            props.put("micronaut.server.port", "-1");
-            switch (store) {
-                case "memory" -> {
-                    props.put("idempotency.store.redis.enabled", "false");
-                    props.put("idempotency.store.memory.max-entries", String.valueOf(MEMORY_MAX * 2));
-                    props.put("idempotency.store.memory.max-bytes", "4GB");
-                }
-                case "redis" -> {
-                    props.put("redis.uri", TestRedis.uri());
-                    redisPrefix = "growth:" + runId.substring(0, 8) + ":";
-                    props.put("idempotency.store.redis.key-prefix", redisPrefix);
-                }
-                case "postgres" -> {
-                    schema = TestPostgres.newSchema();
-                    props.putAll(TestPostgres.properties(TestPostgres.server(), schema));
-                    props.put("datasources.default.maximum-pool-size", "20");
-                    props.put("idempotency.store.redis.enabled", "false");
-                    props.put("idempotency.store.postgres.purge-enabled", "false");
-                }
-                default -> throw new IllegalArgumentException("unknown store " + store + " (memory, redis, postgres)");
+            redisPrefix = store.equals("redis") ? "growth:" + runId.substring(0, 8) + ":" : null;
+            schema = store.equals("postgres") ? TestPostgres.newSchema() : null;
+            Map<String, Object> props = new HashMap<>(StoreFill.settings(store, redisPrefix, schema));
+            if (store.equals("memory")) {
+                props.put("idempotency.store.memory.max-entries", String.valueOf(MEMORY_MAX * 2));
+                props.put("idempotency.store.memory.max-bytes", "4GB");
             }
             context = ApplicationContext.run(props);
             records = context.getBean(IdempotencyStore.class);
@@ -200,12 +190,13 @@ public final class GrowthRun {
 
         /**
          * {@code callers} threads for {@code each}: every one acquires and completes new keys and replays
-         * the replay record, turn about, each call timed alone (the new keys stay: they are few beside the
-         * fill).
+         * the replay record, turn about, each call timed alone. The new keys are kept for a second only, and
+         * {@link #forgetMeasured} takes them out, so that every measurement sees the fill's count of records.
          *
          * @return p50, p99 of acquire, of complete, of replay, in ns
          */
         long[] measure(int callers, Duration each) throws InterruptedException {
+            measuredFrom = sequence.get();
             List<long[]> acquires = new ArrayList<>();
             List<long[]> completes = new ArrayList<>();
             List<long[]> replays = new ArrayList<>();
@@ -229,7 +220,7 @@ public final class GrowthRun {
                             AcquireResult.Acquired a = (AcquireResult.Acquired) records.acquire(key, fingerprint, LEASE)
                                 .toCompletableFuture().join();
                             long t1 = System.nanoTime();
-                            records.complete(key, a.fencingToken(), response, RETENTION).toCompletableFuture().join();
+                            records.complete(key, a.fencingToken(), response, MEASURED).toCompletableFuture().join();
                             long t2 = System.nanoTime();
                             records.acquire(replayKey, fingerprint, LEASE).toCompletableFuture().join();
                             long t3 = System.nanoTime();
@@ -254,6 +245,40 @@ public final class GrowthRun {
             long[] c = percentiles(completes);
             long[] r = percentiles(replays);
             return new long[] {a[0], a[1], c[0], c[1], r[0], r[1]};
+        }
+
+        /** Waits until the measured keys expired and are gone: the store holds the fill (and the replay record) again. */
+        @SuppressWarnings("unchecked")
+        void forgetMeasured() throws InterruptedException {
+            Thread.sleep(MEASURED.toMillis() + 100);
+            switch (store) {
+                case "redis" -> {
+                    // Redis's active expiry samples keys at random: among millions of living ones it takes long to find
+                    // these, so they are unlinked by name (the keys are numbered, see key())
+                    StatefulRedisConnection<String, String> redis = context.getBean(StatefulRedisConnection.class);
+                    List<String> names = new ArrayList<>();
+                    for (long n = measuredFrom + 1; n <= sequence.get(); n++) {
+                        names.add(redisPrefix + "{" + HexFormat.of().formatHex(sha256(runId + ":" + n)) + "}");
+                        if (names.size() == 1000) {
+                            redis.sync().unlink(names.toArray(String[]::new));
+                            names.clear();
+                        }
+                    }
+                    if (!names.isEmpty()) {
+                        redis.sync().unlink(names.toArray(String[]::new));
+                    }
+                }
+                case "postgres" -> {
+                    String table = schema + ".idempotency_records";
+                    TestPostgres.execute("DELETE FROM " + table + " WHERE expires_at < now() + interval '1 hour'");
+                    TestPostgres.execute("VACUUM " + table);
+                }
+                default -> {
+                    if (records instanceof InMemoryIdempotencyStore m) {
+                        m.purgeExpired();
+                    }
+                }
+            }
         }
 
         private static long[] percentiles(List<long[]> perCaller) {

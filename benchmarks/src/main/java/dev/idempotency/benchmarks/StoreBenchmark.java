@@ -4,7 +4,6 @@ import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.testsupport.TestPostgres;
-import dev.idempotency.testsupport.TestRedis;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.data.connection.jdbc.advice.DelegatingDataSource;
@@ -102,26 +101,11 @@ public class StoreBenchmark {
     @Setup(Level.Trial)
     public void start() {
         Map<String, Object> props = new HashMap<>();
-        props.put("micronaut.server.port", "-1");
-        switch (store) {
-            case "memory" -> {
-                props.put("idempotency.store.redis.enabled", "false");
-                props.put("idempotency.store.memory.max-entries", "1000000");
-            }
-            case "redis" -> {
-                props.put("redis.uri", TestRedis.uri());
-                redisPrefix = "bench:" + runId.substring(0, 8) + ":";
-                props.put("idempotency.store.redis.key-prefix", redisPrefix);
-            }
-            case "postgres" -> {
-                schema = TestPostgres.newSchema();
-                props.putAll(TestPostgres.properties(TestPostgres.server(), schema));
-                props.put("datasources.default.maximum-pool-size", "20");
-                props.put("idempotency.store.redis.enabled", "false");
-                // the fill expires in two hours; keep the purge off its rows' way during the run
-                props.put("idempotency.store.postgres.purge-enabled", "false");
-            }
-            default -> throw new IllegalArgumentException("unknown store " + store);
+        redisPrefix = store.equals("redis") ? "bench:" + runId.substring(0, 8) + ":" : null;
+        schema = store.equals("postgres") ? TestPostgres.newSchema() : null;
+        props.putAll(StoreFill.settings(store, redisPrefix, schema));
+        if (store.equals("memory")) {
+            props.put("idempotency.store.memory.max-entries", "1000000");
         }
         context = ApplicationContext.run(props);
         idempotencyStore = context.getBean(IdempotencyStore.class);

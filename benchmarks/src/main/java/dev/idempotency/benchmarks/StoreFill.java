@@ -1,6 +1,7 @@
 package dev.idempotency.benchmarks;
 
 import dev.idempotency.testsupport.TestPostgres;
+import dev.idempotency.testsupport.TestRedis;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 
@@ -9,6 +10,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Fills a store with completed records, for the growth measurements ({@link StoreBenchmark},
@@ -22,6 +25,31 @@ final class StoreFill {
     static final int KEY_LENGTH = 64;
 
     private StoreFill() {
+    }
+
+    /**
+     * @return a context's settings for {@code store} (memory, redis, postgres) on the test servers, without
+     *     an HTTP server: Redis under {@code redisPrefix}, PostgreSQL in {@code schema} with its purge off
+     *     (a fill expires in hours, and must stay put while it is measured)
+     */
+    static Map<String, Object> settings(String store, String redisPrefix, String schema) {
+        Map<String, Object> props = new HashMap<>();
+        props.put("micronaut.server.port", "-1");
+        switch (store) {
+            case "memory" -> props.put("idempotency.store.redis.enabled", "false");
+            case "redis" -> {
+                props.put("redis.uri", TestRedis.uri());
+                props.put("idempotency.store.redis.key-prefix", redisPrefix);
+            }
+            case "postgres" -> {
+                props.putAll(TestPostgres.properties(TestPostgres.server(), schema));
+                props.put("datasources.default.maximum-pool-size", "20");
+                props.put("idempotency.store.redis.enabled", "false");
+                props.put("idempotency.store.postgres.purge-enabled", "false");
+            }
+            default -> throw new IllegalArgumentException("unknown store " + store + " (memory, redis, postgres)");
+        }
+        return props;
     }
 
     /** Copies {@code prefix{replayKey}} to keys {@code from..to} under {@code prefix}, each expiring in {@code ttlMillis}. */

@@ -66,11 +66,7 @@ class ExactlyOnceOnKafkaTest {
             props.put("idempotency.kafka.properties.heartbeat.interval.ms", "1000");
             props.put("idempotency.kafka.consumers.ledger.topics", topic);
             props.put("idempotency.kafka.consumers.ledger.group-id", topic);
-            props.put("idempotency.kafka.consumers.ledger.transactional", String.valueOf(transactional));
-            props.put("idempotency.kafka.consumers.ledger.lease", "3s");
-            props.put("idempotency.kafka.consumers.ledger.in-progress-delay", "500ms");
-            props.put("idempotency.kafka.consumers.ledger.retry-delay", "200ms");
-            props.put("idempotency.kafka.consumers.ledger.max-attempts", "1000"); // a cut must not dead-letter
+            props.putAll(ExactlyOnceRun.consumerSettings("idempotency.kafka.consumers.ledger.", transactional));
             return props;
         }
 

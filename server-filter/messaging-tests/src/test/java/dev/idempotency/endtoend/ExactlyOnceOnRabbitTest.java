@@ -96,11 +96,7 @@ class ExactlyOnceOnRabbitTest {
             props.put("idempotency.rabbitmq.consumers.ledger.queue", queue);
             props.put("idempotency.rabbitmq.consumers.ledger.prefetch", String.valueOf(PREFETCH));
             props.put("idempotency.rabbitmq.consumers.ledger.concurrency", "1");
-            props.put("idempotency.rabbitmq.consumers.ledger.transactional", String.valueOf(transactional));
-            props.put("idempotency.rabbitmq.consumers.ledger.lease", "3s");
-            props.put("idempotency.rabbitmq.consumers.ledger.in-progress-delay", "500ms");
-            props.put("idempotency.rabbitmq.consumers.ledger.retry-delay", "200ms");
-            props.put("idempotency.rabbitmq.consumers.ledger.max-attempts", "1000"); // a cut must not dead-letter
+            props.putAll(ExactlyOnceRun.consumerSettings("idempotency.rabbitmq.consumers.ledger.", transactional));
             return props;
         }
 

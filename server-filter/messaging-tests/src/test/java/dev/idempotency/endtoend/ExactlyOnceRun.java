@@ -83,6 +83,21 @@ final class ExactlyOnceRun {
     private ExactlyOnceRun() {
     }
 
+    /**
+     * @return the consumer settings the run gives every broker's consumer, under {@code prefix} (its
+     *     {@code consumers.<name>.}): transactional or plain, a short lease so a killed consumer's holds end
+     *     soon, short delays, and enough attempts that a cut never dead-letters
+     */
+    static Map<String, String> consumerSettings(String prefix, boolean transactional) {
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put(prefix + "transactional", String.valueOf(transactional));
+        props.put(prefix + "lease", "3s");
+        props.put(prefix + "in-progress-delay", "500ms");
+        props.put(prefix + "retry-delay", "200ms");
+        props.put(prefix + "max-attempts", "1000");
+        return props;
+    }
+
     /** Runs the whole thing on {@code wire} with {@code store} (REDIS: plain consumer; POSTGRES: transactional). */
     static void run(Wire wire, Stores store, String destination) throws Exception {
         String ledger = TestPostgres.newSchema();
