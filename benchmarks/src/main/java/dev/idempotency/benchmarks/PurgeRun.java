@@ -29,10 +29,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code drain N}: N completed records whose retention has ended are put in the table
  *       (inside the server, one {@code INSERT ... SELECT}); the store starts with its purge on,
  *       and the run prints how long the purge took to delete them, in rows per second;</li>
- *   <li>{@code steady MINUTES RETENTION}: client threads acquire and complete new keys without
- *       pause (the store's own ceiling) for MINUTES minutes, with retention RETENTION (an
- *       ISO-8601 duration, e.g. PT30S); every 30 s the run prints the rows in the table, its
- *       total size and the rows written so far. The table stays flat when the purge keeps up.</li>
+ *   <li>{@code steady MINUTES RETENTION [STORE]}: client threads acquire and complete new keys
+ *       without pause (the store's own ceiling) for MINUTES minutes, with retention RETENTION (an
+ *       ISO-8601 duration, e.g. PT30S), on STORE ({@code postgres} by default, {@code redis} or
+ *       {@code memory}); every 30 s the run prints the records written so far and their rate, the
+ *       records the store holds and its size (PostgreSQL: the table's rows and total size; Redis:
+ *       its keys and {@code used_memory}; in memory: its records and its own byte count), and the
+ *       p99 of the writes in those 30 s. The size stays flat when the purge (or Redis's expiry)
+ *       keeps up.</li>
  * </ul>
  * Usage: {@code java -cp benchmarks/target/benchmarks.jar dev.idempotency.benchmarks.PurgeRun drain 1000000}.
  * Not a test: it asserts nothing; benchmarks/README.md has its figures.
@@ -46,24 +50,30 @@ public final class PurgeRun {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: PurgeRun drain N | PurgeRun steady MINUTES RETENTION");
+            System.err.println("usage: PurgeRun drain N | PurgeRun steady MINUTES RETENTION [postgres|redis|memory]");
             System.exit(2);
         }
-        String schema = TestPostgres.newSchema();
-        Map<String, Object> props = new HashMap<>(TestPostgres.properties(TestPostgres.server(), schema));
-        props.put("micronaut.server.port", "-1");
-        props.put("datasources.default.maximum-pool-size", "20");
-        props.put("idempotency.store.type", "postgres");
+        String store = args[0].equals("steady") && args.length > 3 ? args[3] : "postgres";
+        String schema = store.equals("postgres") ? TestPostgres.newSchema() : null;
+        String redisPrefix = store.equals("redis") ? "purge-run:" + System.nanoTime() + ":" : null;
+        Map<String, Object> props = new HashMap<>(StoreFill.settings(store, redisPrefix, schema));
+        props.remove("idempotency.store.postgres.purge-enabled"); // the purge under test runs as configured
+        props.put("idempotency.store.type", store);
         System.getProperties().stringPropertyNames().stream().filter(n -> n.startsWith("prop."))
             .forEach(n -> props.put(n.substring("prop.".length()), System.getProperty(n)));
         try {
             if (args[0].equals("drain")) {
                 drain(schema, props, Long.parseLong(args[1]));
             } else {
-                steady(schema, props, Integer.parseInt(args[1]), Duration.parse(args[2]));
+                steady(store, schema, props, Integer.parseInt(args[1]), Duration.parse(args[2]));
             }
         } finally {
-            TestPostgres.dropSchema(schema);
+            if (schema != null) {
+                TestPostgres.dropSchema(schema);
+            }
+            if (redisPrefix != null) {
+                dev.idempotency.testsupport.TestRedis.deleteKeys(redisPrefix);
+            }
         }
         System.exit(0);
     }
@@ -102,15 +112,16 @@ public final class PurgeRun {
         }
     }
 
-    private static void steady(String schema, Map<String, Object> props, int minutes, Duration retention)
-        throws Exception {
-        String table = schema + ".idempotency_records";
-        System.out.println("purge settings: " + settings(props) + ", retention " + retention);
+    private static void steady(String storeName, String schema, Map<String, Object> props, int minutes,
+                               Duration retention) throws Exception {
+        System.out.println(storeName + ", " + (storeName.equals("postgres") ? "purge settings: " + settings(props) + ", "
+            : "") + "retention " + retention);
         try (ApplicationContext context = ApplicationContext.run(props)) {
             IdempotencyStore store = context.getBean(IdempotencyStore.class);
-            DataSource ds = DelegatingDataSource.unwrapDataSource(context.getBean(DataSource.class));
             AtomicBoolean running = new AtomicBoolean(true);
             AtomicLong written = new AtomicLong();
+            java.util.concurrent.atomic.AtomicReference<java.util.concurrent.atomic.AtomicLongArray> latencies =
+                new java.util.concurrent.atomic.AtomicReference<>(new java.util.concurrent.atomic.AtomicLongArray(BUCKETS + 1));
             int clients = 16;
             Thread[] threads = new Thread[clients];
             for (int t = 0; t < clients; t++) {
@@ -119,7 +130,10 @@ public final class PurgeRun {
                     long n = 0;
                     while (running.get()) {
                         try {
+                            long t0 = System.nanoTime();
                             completeOne(store, "steady-" + id + "-" + n++, retention);
+                            long micros = (System.nanoTime() - t0) / 1000;
+                            latencies.get().incrementAndGet((int) Math.min(BUCKETS, micros / BUCKET_MICROS));
                             written.incrementAndGet();
                         } catch (RuntimeException e) {
                             // a 503-worthy failure under load: counted by its absence from "written"
@@ -130,23 +144,69 @@ public final class PurgeRun {
             }
             long started = System.nanoTime();
             long end = started + Duration.ofMinutes(minutes).toNanos();
-            System.out.println("| elapsed | rows written | rows/s since last | rows in table | table size |");
-            System.out.println("|---:|---:|---:|---:|---:|");
+            System.out.println("| elapsed | written | written/s since last | records held | size | p99 of the writes |");
+            System.out.println("|---:|---:|---:|---:|---:|---:|");
             long lastWritten = 0;
             long lastAt = started;
             while (System.nanoTime() < end) {
                 Thread.sleep(30_000);
                 long now = System.nanoTime();
                 long w = written.get();
-                System.out.printf("| %d s | %,d | %,.0f | %,d | %,d MB |%n", (now - started) / 1_000_000_000L, w,
-                    (w - lastWritten) / ((now - lastAt) / 1e9), queryLong(ds, "SELECT count(*) FROM " + table),
-                    queryLong(ds, "SELECT pg_total_relation_size('" + table + "')") >> 20);
+                java.util.concurrent.atomic.AtomicLongArray interval =
+                    latencies.getAndSet(new java.util.concurrent.atomic.AtomicLongArray(BUCKETS + 1));
+                long[] held = held(storeName, context, store, schema);
+                System.out.printf("| %d s | %,d | %,.0f | %,d | %,d MB | %,d µs |%n", (now - started) / 1_000_000_000L, w,
+                    (w - lastWritten) / ((now - lastAt) / 1e9), held[0], held[1] >> 20, p99(interval));
                 lastWritten = w;
                 lastAt = now;
             }
             running.set(false);
             for (Thread t : threads) {
                 t.join();
+            }
+        }
+    }
+
+    /** Latencies in buckets of {@value #BUCKET_MICROS} µs up to a second; the last one holds the rest. */
+    private static final int BUCKET_MICROS = 10;
+    private static final int BUCKETS = 100_000;
+
+    /** @return the 99th percentile of {@code buckets}, in µs (the upper edge of its bucket) */
+    private static long p99(java.util.concurrent.atomic.AtomicLongArray buckets) {
+        long total = 0;
+        for (int i = 0; i < buckets.length(); i++) {
+            total += buckets.get(i);
+        }
+        long seen = 0;
+        for (int i = 0; i < buckets.length(); i++) {
+            seen += buckets.get(i);
+            if (seen >= total * 0.99) {
+                return (long) (i + 1) * BUCKET_MICROS;
+            }
+        }
+        return 0;
+    }
+
+    /** @return the records {@code store} holds, and its size in bytes, each as the store counts them */
+    @SuppressWarnings("unchecked")
+    private static long[] held(String storeName, ApplicationContext context, IdempotencyStore store, String schema)
+        throws SQLException {
+        switch (storeName) {
+            case "postgres" -> {
+                DataSource ds = DelegatingDataSource.unwrapDataSource(context.getBean(DataSource.class));
+                String table = schema + ".idempotency_records";
+                return new long[] {queryLong(ds, "SELECT count(*) FROM " + table),
+                    queryLong(ds, "SELECT pg_total_relation_size('" + table + "')")};
+            }
+            case "redis" -> {
+                io.lettuce.core.api.StatefulRedisConnection<String, String> redis =
+                    context.getBean(io.lettuce.core.api.StatefulRedisConnection.class);
+                return new long[] {redis.sync().dbsize(), StoreFill.redisMemory(redis)};
+            }
+            default -> {
+                dev.idempotency.server.store.memory.InMemoryIdempotencyStore m =
+                    (dev.idempotency.server.store.memory.InMemoryIdempotencyStore) store;
+                return new long[] {m.size(), m.bytes()};
             }
         }
     }
