@@ -1,5 +1,7 @@
 package dev.idempotency.server.store;
 
+import io.micronaut.core.annotation.Nullable;
+
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -8,8 +10,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A completed response as the store keeps it: status, the allow-listed headers in the order
- * they were sent, and the body bytes exactly as written to the client.
+ * A completed response as the store keeps it: status and its reason phrase, the allow-listed
+ * headers in the order they were sent, and the body bytes exactly as written to the client.
  *
  * <p>Immutable: the header map and lists are unmodifiable copies (header values must not be
  * {@code null}) and the body array is copied on the way in and out.
@@ -18,8 +20,20 @@ import java.util.Objects;
  * @param headers      header name to values, in the order sent
  * @param body         the body bytes (empty when there was none or when omitted)
  * @param bodyOmitted  {@code true} when the body was too large or streamed and was not kept
+ * @param reason       the status line's reason phrase when the route set one of its own, {@code null}
+ *                     when it was the server's standard phrase for the status (the usual case, which
+ *                     costs a store nothing); 1-256 characters of visible ASCII and spaces
  */
-public record StoredResponse(int status, Map<String, List<String>> headers, byte[] body, boolean bodyOmitted) {
+public record StoredResponse(int status, Map<String, List<String>> headers, byte[] body, boolean bodyOmitted,
+                             @Nullable String reason) {
+
+    /** The longest reason phrase kept. */
+    public static final int MAX_REASON_LENGTH = 256;
+
+    /** A response with the server's standard reason phrase for its status. */
+    public StoredResponse(int status, Map<String, List<String>> headers, byte[] body, boolean bodyOmitted) {
+        this(status, headers, body, bodyOmitted, null);
+    }
 
     public StoredResponse {
         if (status < 100 || status > 599) {
@@ -30,8 +44,35 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
         if (bodyOmitted && body.length > 0) {
             throw new IllegalArgumentException("an omitted body must be empty");
         }
+        if (reason != null && !validReason(reason)) {
+            throw new IllegalArgumentException("a reason phrase must be 1-" + MAX_REASON_LENGTH
+                + " characters of visible ASCII and spaces, was \"" + reason + "\"");
+        }
         headers = copyOf(headers);
         body = body.clone();
+    }
+
+    /**
+     * @param reason a status line's reason phrase
+     * @return whether a {@code StoredResponse} can keep it: 1-{@value #MAX_REASON_LENGTH} characters,
+     *     each a space or visible ASCII (RFC 9112's reason-phrase, without obs-text)
+     */
+    public static boolean validReason(String reason) {
+        if (reason.isEmpty() || reason.length() > MAX_REASON_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < reason.length(); i++) {
+            char c = reason.charAt(i);
+            if (c != ' ' && (c < 0x21 || c > 0x7e)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return this response with its body dropped and marked omitted (status, reason and headers kept) */
+    public StoredResponse withoutBody() {
+        return new StoredResponse(status, headers, new byte[0], true, reason);
     }
 
     /**
@@ -93,17 +134,18 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
             && status == other.status
             && bodyOmitted == other.bodyOmitted
             && headers.equals(other.headers)
+            && Objects.equals(reason, other.reason)
             && Arrays.equals(body, other.body);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(status, headers, bodyOmitted) * 31 + Arrays.hashCode(body);
+        return Objects.hash(status, headers, bodyOmitted, reason) * 31 + Arrays.hashCode(body);
     }
 
     @Override
     public String toString() {
-        return "StoredResponse[status=" + status + ", headers=" + headers + ", body=" + body.length
+        return "StoredResponse[status=" + status + (reason == null ? "" : " " + reason) + ", headers=" + headers + ", body=" + body.length
             + " bytes" + (bodyOmitted ? " (omitted)" : "") + "]";
     }
 }

@@ -17,11 +17,15 @@ import java.util.Map;
  *      3     4  length h of the header block
  *      7     h  header block: version byte {@value #HEADERS_VERSION}, an int header count, then
  *               per header its name, an int value count and its values; each string an int
- *               byte length and its UTF-8 bytes (exactly {@code getBytes(UTF_8)})
+ *               byte length and its UTF-8 bytes (exactly {@code getBytes(UTF_8)}). A response
+ *               with a reason phrase of its own has version byte {@value #HEADERS_VERSION_WITH_REASON}
+ *               and the reason, a string, between the version byte and the header count
  *    7+h  rest  body, exactly as sent
  * </pre>
  * Header order and value order are kept. The form is stable: records a store wrote with it are
- * read by later versions, which check the header block's version byte before they read it.
+ * read by later versions, which check the header block's version byte before they read it
+ * (version {@value #HEADERS_VERSION_WITH_REASON} is read since 0.1.0; only a response whose route set a
+ * reason phrase of its own is written with it).
  *
  * <p>{@link #decode} checks every length against the bytes it is given and throws
  * {@link IllegalArgumentException} for anything this class would not have written, so a store
@@ -32,6 +36,8 @@ public final class StoredResponseCodec {
 
     /** The header block's first byte. */
     public static final int HEADERS_VERSION = 1;
+    /** The header block's first byte when a reason phrase of the route's own comes first. */
+    public static final int HEADERS_VERSION_WITH_REASON = 2;
 
     private static final byte[] NO_PREFIX = new byte[0];
     /** Status, omitted flag and the header block's length. */
@@ -58,7 +64,8 @@ public final class StoredResponseCodec {
         Map<String, List<String>> headers = response.headers();
         // sized first and written straight into the array: an ASCII string (headers almost
         // always are) costs no array of its own
-        int block = 5;
+        String reason = response.reason();
+        int block = 5 + (reason == null ? 0 : 4 + reason.length()); // a valid reason is ASCII
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
             block += 8 + utf8Length(h.getKey());
             for (String v : h.getValue()) {
@@ -70,7 +77,12 @@ public final class StoredResponseCodec {
         int p = putShort(out, prefixLength, response.status());
         out[p++] = (byte) (response.bodyOmitted() ? 1 : 0);
         p = putInt(out, p, block);
-        out[p++] = HEADERS_VERSION;
+        if (reason == null) {
+            out[p++] = HEADERS_VERSION;
+        } else {
+            out[p++] = HEADERS_VERSION_WITH_REASON;
+            p = putString(out, p, reason);
+        }
         p = putInt(out, p, headers.size());
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
             p = putString(out, p, h.getKey());
@@ -112,7 +124,14 @@ public final class StoredResponseCodec {
             throw malformed("the header block's length is " + block + " where " + (in.length - p) + " bytes follow");
         }
         int end = p + block;
-        if (in[p] != HEADERS_VERSION) {
+        String reason = null;
+        if (in[p] == HEADERS_VERSION_WITH_REASON) {
+            reason = getString(in, p + 1, end);
+            p += 4 + getInt(in, p + 1);
+            if (end - p < 5 || !StoredResponse.validReason(reason)) {
+                throw malformed("bad reason phrase in the header block");
+            }
+        } else if (in[p] != HEADERS_VERSION) {
             throw malformed("unknown header block version " + in[p]);
         }
         int count = getInt(in, p + 1);
@@ -142,7 +161,7 @@ public final class StoredResponseCodec {
         if (p != end) {
             throw malformed((end - p) + " bytes are left over in the header block");
         }
-        return new StoredResponse(status, headers, Arrays.copyOfRange(in, end, in.length), omitted == 1);
+        return new StoredResponse(status, headers, Arrays.copyOfRange(in, end, in.length), omitted == 1, reason);
     }
 
     /**

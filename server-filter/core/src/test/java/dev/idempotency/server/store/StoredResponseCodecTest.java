@@ -45,6 +45,25 @@ class StoredResponseCodecTest {
     }
 
     @Test
+    void aReasonPhraseOfTheRoutesOwnRoundTripsAndTheStandardOneCostsNothing() {
+        Map<String, List<String>> headers = Map.of("Content-Type", List.of("text/plain"));
+        byte[] body = "fine".getBytes(StandardCharsets.UTF_8);
+        StoredResponse standard = new StoredResponse(200, headers, body, false);
+        StoredResponse own = new StoredResponse(200, headers, body, false, "Fine Thanks");
+
+        byte[] ownBytes = StoredResponseCodec.encode(own);
+        StoredResponse decoded = StoredResponseCodec.decode(ownBytes);
+
+        assertEquals(own, decoded);
+        assertEquals("Fine Thanks", decoded.reason());
+        assertEquals(StoredResponseCodec.encode(standard).length + 4 + "Fine Thanks".length(), ownBytes.length);
+        assertEquals(null, StoredResponseCodec.decode(StoredResponseCodec.encode(standard)).reason());
+        assertEquals(4, StoredResponseCodec.bodyLength(ownBytes, 0, ownBytes.length));
+        assertThatThrownBy(() -> new StoredResponse(200, headers, body, false, "two\r\nlines"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reason phrase");
+    }
+
+    @Test
     void omittedAndEmptyBodiesKeepTheirMeaning() {
         StoredResponse omitted = new StoredResponse(599, Map.of(), new byte[0], true);
         StoredResponse empty = new StoredResponse(100, Map.of(), new byte[0], false);
@@ -159,7 +178,7 @@ class StoredResponseCodecTest {
         assertMalformed(Arrays.copyOf(good, 11), "bytes long");
         assertMalformed(with(good, 2, 2), "omitted flag is 2");
         assertMalformed(with(good, 6, 127), "header block's length");
-        assertMalformed(with(good, block, 2), "unknown header block version 2");
+        assertMalformed(with(good, block, 3), "unknown header block version 3");
         assertMalformed(with(good, block + 4, 9), "bad header count 9");
         assertMalformed(with(good, block + 8, 100), "a string of 100 bytes");
         byte[] shortBlock = with(good, 6, good[6] - 1); // the last byte of the block becomes the body's

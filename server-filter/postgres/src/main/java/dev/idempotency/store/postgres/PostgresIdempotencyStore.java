@@ -1030,8 +1030,9 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     }
 
     private static StoredResponse storedResponse(ResultSet rs) throws SQLException {
-        return new StoredResponse(rs.getInt("response_status"), decodeHeaders(rs.getArray("response_headers")),
-            rs.getBytes("response_body"), rs.getBoolean("body_omitted"));
+        List<String> flat = headerArray(rs.getArray("response_headers"));
+        return new StoredResponse(rs.getInt("response_status"), decodeHeaders(flat), rs.getBytes("response_body"),
+            rs.getBoolean("body_omitted"), decodeReason(flat));
     }
 
     private boolean complete(Connection c, String storeKey, long fencingToken, StoredResponse response,
@@ -1046,7 +1047,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                               StoredResponse response, Duration retention) throws SQLException {
         ps.setObject(1, timestamp(now().plus(retention)));
         ps.setInt(2, response.status());
-        ps.setArray(3, c.createArrayOf("text", encodeHeaders(response.headers())));
+        ps.setArray(3, c.createArrayOf("text", encodeHeaders(response)));
         ps.setBytes(4, response.body());
         ps.setBoolean(5, response.bodyOmitted());
         ps.setBytes(6, StoreKeys.encode(storeKey));
@@ -1103,10 +1104,24 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         return OffsetDateTime.ofInstant(instant.truncatedTo(ChronoUnit.MICROS), ZoneOffset.UTC);
     }
 
-    /** Headers as {@code name, count, value...} per header, in order. */
-    static String[] encodeHeaders(Map<String, List<String>> headers) {
+    /**
+     * The array's first entry when the route set a reason phrase of its own: {@code :reason, 1, phrase},
+     * then the headers. No header name starts with a colon.
+     */
+    static final String REASON_ENTRY = ":reason";
+
+    /**
+     * Headers as {@code name, count, value...} per header, in order, after the reason phrase as
+     * {@link #REASON_ENTRY} when the response has one of its own.
+     */
+    static String[] encodeHeaders(StoredResponse response) {
         List<String> flat = new ArrayList<>();
-        headers.forEach((name, values) -> {
+        if (response.reason() != null) {
+            flat.add(REASON_ENTRY);
+            flat.add("1");
+            flat.add(response.reason());
+        }
+        response.headers().forEach((name, values) -> {
             flat.add(name);
             flat.add(Integer.toString(values.size()));
             flat.addAll(values);
@@ -1114,12 +1129,31 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         return flat.toArray(new String[0]);
     }
 
-    /** @throws SQLException also for a malformed array, so a bad row is a store failure (503), not a 500 */
-    static Map<String, List<String>> decodeHeaders(Array array) throws SQLException {
+    /** @throws SQLException for a malformed array, so a bad row is a store failure (503), not a 500 */
+    static List<String> headerArray(Array array) throws SQLException {
         try {
-            List<String> flat = List.of((String[]) array.getArray());
+            return List.of((String[]) array.getArray());
+        } catch (RuntimeException e) {
+            throw new SQLException("malformed response_headers in the idempotency record", e);
+        }
+    }
+
+    /** @return the reason phrase {@link #encodeHeaders} put first, or {@code null} */
+    static String decodeReason(List<String> flat) throws SQLException {
+        if (flat.size() < 3 || !REASON_ENTRY.equals(flat.get(0))) {
+            return null;
+        }
+        if (!"1".equals(flat.get(1)) || !StoredResponse.validReason(flat.get(2))) {
+            throw new SQLException("malformed reason phrase in the idempotency record's response_headers");
+        }
+        return flat.get(2);
+    }
+
+    /** @throws SQLException also for a malformed array, so a bad row is a store failure (503), not a 500 */
+    static Map<String, List<String>> decodeHeaders(List<String> flat) throws SQLException {
+        try {
             Map<String, List<String>> headers = new LinkedHashMap<>();
-            int i = 0;
+            int i = !flat.isEmpty() && REASON_ENTRY.equals(flat.get(0)) ? 3 : 0;
             while (i < flat.size()) {
                 int count = Integer.parseInt(flat.get(i + 1));
                 headers.put(flat.get(i), flat.subList(i + 2, i + 2 + count));

@@ -366,6 +366,24 @@ public abstract class IdempotencyStoreContractTest {
     }
 
     @Test
+    @DisplayName("S13: a reason phrase the route set itself is kept and replayed; the standard one is not stored")
+    void reasonPhraseRoundTrips() {
+        String own = newKey();
+        long t1 = acquired(own, fingerprint("a"));
+        StoredResponse fine = new StoredResponse(200, Map.of("Content-Type", List.of("text/plain")),
+            "ok".getBytes(StandardCharsets.UTF_8), false, "Fine Thanks");
+        complete(own, t1, fine, RETENTION);
+        String standard = newKey();
+        long t2 = acquired(standard, fingerprint("a"));
+        complete(standard, t2, response(201, "made"), RETENTION);
+
+        AcquireResult.Replay replay = (AcquireResult.Replay) acquire(own, fingerprint("a"), LEASE);
+        assertThat(replay.response().reason()).isEqualTo("Fine Thanks");
+        assertThat(replay.response()).isEqualTo(fine);
+        assertThat(((AcquireResult.Replay) acquire(standard, fingerprint("a"), LEASE)).response().reason()).isNull();
+    }
+
+    @Test
     @DisplayName("S15/S17: an omitted body and an empty body are told apart")
     void omittedBodyFlagRoundTrips() {
         String omittedKey = newKey();

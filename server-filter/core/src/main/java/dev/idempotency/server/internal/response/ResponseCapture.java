@@ -157,7 +157,7 @@ public final class ResponseCapture {
                 setBody(response, all);
                 boolean omitted = all.length > config.getMaxStoredBodySize();
                 StoredResponse stored = new StoredResponse(response.code(), storedHeaders(response),
-                    omitted ? EMPTY : all, omitted);
+                    omitted ? EMPTY : all, omitted, ReasonPhrases.own(response));
                 return new Captured(response, CompletableFuture.completedFuture(stored), null, false);
             })
             .toFuture();
@@ -179,7 +179,8 @@ public final class ResponseCapture {
                 }
             }
         }
-        return new StoredResponse(response.code(), storedHeaders(response), omitted ? EMPTY : bytes, omitted);
+        return new StoredResponse(response.code(), storedHeaders(response), omitted ? EMPTY : bytes, omitted,
+            ReasonPhrases.own(response));
     }
 
     /**
@@ -417,7 +418,8 @@ public final class ResponseCapture {
 
         private void ended() {
             byte[] body = overflowed ? EMPTY : Arrays.copyOf(buf, length);
-            stored.complete(new StoredResponse(response.code(), storedHeaders(response), body, overflowed));
+            stored.complete(new StoredResponse(response.code(), storedHeaders(response), body, overflowed,
+                ReasonPhrases.own(response)));
         }
 
         /** The client went away, or the body was discarded unread: the result is not complete. */

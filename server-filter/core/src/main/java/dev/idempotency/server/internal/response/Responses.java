@@ -118,11 +118,11 @@ public final class Responses {
     }
 
     /**
-     * The stored response again: same status, the stored headers, the same body bytes, plus the
-     * replay marker; an omitted body is replayed empty with {@code Idempotency-Replay: omitted}.
+     * The stored response again: same status line, the stored headers, the same body bytes, plus
+     * the replay marker; an omitted body is replayed empty with {@code Idempotency-Replay: omitted}.
      */
     public MutableHttpResponse<byte[]> replay(StoredResponse stored) {
-        MutableHttpResponse<byte[]> response = ownResponse(stored.status());
+        MutableHttpResponse<byte[]> response = ownResponse(stored.status(), stored.reason());
         for (Map.Entry<String, List<String>> h : stored.headers().entrySet()) {
             for (String v : h.getValue()) {
                 response.header(h.getKey(), v);
@@ -144,8 +144,11 @@ public final class Responses {
      * a route produced.
      */
     private MutableHttpResponse<byte[]> ownResponse(int status) {
-        MutableHttpResponse<byte[]> response = HttpResponse.<byte[]>ok().status(status);
-        return response.header(HttpHeaders.DATE, IMF_FIXDATE.format(clock.instant()));
+        return ownResponse(status, null);
+    }
+
+    private MutableHttpResponse<byte[]> ownResponse(int status, String reason) {
+        return ReasonPhrases.response(status, reason).header(HttpHeaders.DATE, IMF_FIXDATE.format(clock.instant()));
     }
 
     private MutableHttpResponse<byte[]> problem(ProblemCode code, String detail) {

@@ -233,8 +233,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         if (Occupancy.bytes(before) + added > maxBytes && !makeRoom(before, added, now) && !response.bodyOmitted()) {
             // no room for the body even after evicting every completed record: keep the outcome
             // without it (an omitted body, S15), so the operation stays protected and memory bounded
-            encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength,
-                new StoredResponse(response.status(), response.headers(), new byte[0], true));
+            encoded = StoredResponseCodec.encode(held.data, held.fingerprintLength, response.withoutBody());
             omitted(response.bodyLength(), now);
         }
         byte[] stored = encoded;
