@@ -6,11 +6,14 @@ import com.example.orders.Orders.Order;
 import dev.idempotency.client.IdempotentRequestException;
 import io.micronaut.context.ApplicationContext;
 
-/** Places one order through {@link OrdersClient}, against the API at micronaut.http.services.orders.url. */
+/**
+ * Places one order through {@link OrdersClient}, configured by application-caller.properties (the
+ * API's address, the retries).
+ */
 public class PlaceOrder {
 
     public static void main(String[] args) {
-        try (ApplicationContext context = ApplicationContext.run()) {
+        try (ApplicationContext context = ApplicationContext.run("caller")) {
             OrdersClient orders = context.getBean(OrdersClient.class);
             try {
                 Order order = orders.place(new NewOrder("book", 2));

@@ -25,7 +25,7 @@ public class PlaceOrderProgrammatically {
     }
 
     public static void main(String[] args) {
-        try (ApplicationContext context = ApplicationContext.run()) {
+        try (ApplicationContext context = ApplicationContext.run("caller")) {
             IdempotentClient orders = context.getBean(IdempotentClient.class, Qualifiers.byName("orders"));
             try {
                 IdempotentResult<Order> placed = place(orders, new NewOrder("book", 2));

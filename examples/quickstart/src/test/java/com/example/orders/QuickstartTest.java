@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * through real HTTP, and the contract a caller sees (a replay, not a second order; 422 for a
  * reused key; 400 without a key).
  */
-@MicronautTest
+@MicronautTest(environments = {Application.ENVIRONMENT, "caller"})
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class QuickstartTest implements TestPropertyProvider {
 
@@ -50,8 +50,11 @@ class QuickstartTest implements TestPropertyProvider {
     @Override
     public @NonNull Map<String, String> getProperties() {
         int port = freePort();
+        // one context plays both sides: the API's environment and the caller's, whose
+        // idempotency.enabled=false (a caller needs no filter) is turned back on for the API
         return Map.of("micronaut.server.port", String.valueOf(port),
-            "micronaut.http.services.orders.url", "http://localhost:" + port);
+            "micronaut.http.services.orders.url", "http://localhost:" + port,
+            "idempotency.enabled", "true");
     }
 
     @Test
