@@ -28,10 +28,14 @@ import java.util.stream.Collectors;
  * is the setters' javadoc and cannot drift from the code. Only classes under
  * {@code dev.idempotency} are documented.
  *
- * <p>Writes two AsciiDoc files into the directory given as the only argument:
+ * <p>Writes two AsciiDoc files into the directory given as the first argument:
  * {@code configuration-properties.adoc} (one table per property group) and
  * {@code configuration-defaults.adoc} (one attribute per property, e.g.
  * {@code {default-idempotency-lease}}, which the contract page uses for the numbers it states).
+ * The tables are also committed, in the reference page given as the second argument, below its
+ * {@link #GENERATED_MARKER} line, so the reference reads in the repository without a build; with
+ * {@code -Dreference.update=true} this rewrites that part of the page, and
+ * {@code ConfigurationReferenceTest} fails while it differs from what the code says.
  * Fails, and so fails the build, when a property's description names no default or a
  * {@code {@value}} reference cannot be resolved.
  */
@@ -61,7 +65,26 @@ public final class ConfigurationReference {
     record Group(String name, String description, List<Property> properties) {
     }
 
+    /** The reference page's line below which everything is this generator's output. */
+    static final String GENERATED_MARKER = "// Generated below this line by ConfigurationReference from the code's configuration"
+        + " metadata: do not edit. After a setting changes: mvn -q -pl contract-docs -am process-classes"
+        + " -Dreference.update=true";
+
     private ConfigurationReference() {
+    }
+
+    /**
+     * @param committed the reference page as it is in the repository
+     * @param groups    the settings
+     * @return the page with everything below {@link #GENERATED_MARKER} replaced by the tables of {@code groups}
+     * @throws IllegalArgumentException when the page has no marker line
+     */
+    static String page(String committed, List<Group> groups) {
+        int marker = committed.indexOf(GENERATED_MARKER);
+        if (marker < 0) {
+            throw new IllegalArgumentException("the reference page has no line \"" + GENERATED_MARKER + "\"");
+        }
+        return committed.substring(0, marker) + GENERATED_MARKER + "\n\n" + tables(groups);
     }
 
     /**
@@ -69,14 +92,21 @@ public final class ConfigurationReference {
      * @throws IOException when the metadata cannot be read or the output written
      */
     public static void main(String[] args) throws IOException {
-        if (args.length != 1) {
-            throw new IllegalArgumentException("usage: ConfigurationReference <output directory>");
+        if (args.length != 2) {
+            throw new IllegalArgumentException("usage: ConfigurationReference <output directory> <reference page>");
         }
         List<Group> groups = read(ConfigurationReference.class.getClassLoader());
         Path out = Path.of(args[0]);
         Files.createDirectories(out);
         Files.writeString(out.resolve("configuration-properties.adoc"), tables(groups), StandardCharsets.UTF_8);
         Files.writeString(out.resolve("configuration-defaults.adoc"), defaults(groups), StandardCharsets.UTF_8);
+        Path reference = Path.of(args[1]);
+        String committed = Files.readString(reference, StandardCharsets.UTF_8);
+        String current = page(committed, groups);
+        if (Boolean.getBoolean("reference.update") && !current.equals(committed)) {
+            Files.writeString(reference, current, StandardCharsets.UTF_8);
+            System.out.println("configuration reference: rewrote " + reference);
+        }
         System.out.printf("configuration reference: %d groups, %d properties -> %s%n", groups.size(),
             groups.stream().mapToInt(g -> g.properties().size()).sum(), out);
     }

@@ -27,6 +27,18 @@ class ConfigurationReferenceTest {
     }
 
     @Test
+    @DisplayName("the committed reference page's tables are what the code's settings say")
+    void committedReferenceMatchesTheCode() throws IOException {
+        Path page = Path.of("src/docs/asciidoc/reference/configuration.adoc");
+        String committed = Files.readString(page, StandardCharsets.UTF_8);
+        String current = ConfigurationReference.page(committed, ConfigurationReference.read(getClass().getClassLoader()));
+        assertThat(committed)
+            .as("%s differs from the code's settings: regenerate it with mvn -q -pl contract-docs -am process-classes"
+                + " -Dreference.update=true", page)
+            .isEqualTo(current);
+    }
+
+    @Test
     @DisplayName("{@value} references resolve to the constant, from the class or an interface it implements")
     void resolvesValues() {
         String text = ConfigurationReference.resolveValues(
