@@ -31,6 +31,23 @@ final class KafkaClients {
 
     private final KafkaConfigurationProperties config;
 
+    /**
+     * @param properties Kafka client properties from a setting
+     * @param setting    the setting's name, for the message
+     * @return an unmodifiable copy
+     * @throws IllegalArgumentException when one of them is {@linkplain #FIXED fixed}
+     */
+    static Map<String, String> notFixed(Map<String, String> properties, String setting) {
+        Map<String, String> copy = Map.copyOf(properties == null ? Map.of() : properties);
+        for (String k : copy.keySet()) {
+            if (FIXED.contains(k)) {
+                throw new IllegalArgumentException(setting + "." + k + " cannot be set: the module's"
+                    + " exactly-once guarantees rest on its own value (" + FIXED + " are fixed)");
+            }
+        }
+        return copy;
+    }
+
     KafkaClients(KafkaConfigurationProperties config) {
         this.config = config;
     }
@@ -64,7 +81,13 @@ final class KafkaClients {
 
     /** A consumer that commits by hand, reads only committed records, and gives up few partitions on a rebalance. */
     KafkaConsumer<byte[], byte[]> consumer(KafkaConsumerConfiguration c, int instance) {
+        return new KafkaConsumer<>(consumerProperties(c, instance));
+    }
+
+    /** @return what {@link #consumer} gives Kafka: the module's properties, the consumer's own over them, then the fixed ones */
+    Map<String, Object> consumerProperties(KafkaConsumerConfiguration c, int instance) {
         Map<String, Object> p = common("consumer-" + c.getName() + "-" + instance);
+        p.putAll(c.getProperties());
         p.put(ConsumerConfig.GROUP_ID_CONFIG, c.getGroupId());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -74,7 +97,7 @@ final class KafkaClients {
         p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(config.getRequestTimeout().toMillis() * 2, 5000));
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        return new KafkaConsumer<>(p);
+        return p;
     }
 
     Admin admin(String clientId) {

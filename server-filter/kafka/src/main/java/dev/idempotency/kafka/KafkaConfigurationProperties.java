@@ -137,8 +137,9 @@ public class KafkaConfigurationProperties {
     }
 
     /**
-     * Kafka client properties given to every client the module makes, e.g.
-     * {@code security.protocol} or {@code sasl.jaas.config}. The settings the module's guarantees
+     * Kafka client properties given to every client the module makes (producer, consumers, admin),
+     * e.g. {@code security.protocol} or {@code sasl.jaas.config}; a consumer's own
+     * {@code idempotency.kafka.consumers.<name>.properties} go to its clients only. The settings the module's guarantees
      * rest on ({@code enable.idempotence}, {@code acks}, {@code enable.auto.commit},
      * {@code isolation.level}, the (de)serializers) cannot be overridden: naming one is a startup
      * error. Default: none.
@@ -146,13 +147,6 @@ public class KafkaConfigurationProperties {
      * @param properties Kafka's property names and values
      */
     public void setProperties(@MapFormat(transformation = MapFormat.MapTransformation.FLAT) Map<String, String> properties) {
-        Map<String, String> copy = Map.copyOf(properties == null ? Map.of() : properties);
-        for (String k : copy.keySet()) {
-            if (KafkaClients.FIXED.contains(k)) {
-                throw new IllegalArgumentException(PREFIX + ".properties." + k + " cannot be set: the module's"
-                    + " exactly-once guarantees rest on its own value (" + KafkaClients.FIXED + " are fixed)");
-            }
-        }
-        this.properties = copy;
+        this.properties = KafkaClients.notFixed(properties, PREFIX + ".properties");
     }
 }

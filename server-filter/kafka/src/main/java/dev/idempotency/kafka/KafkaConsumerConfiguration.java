@@ -5,9 +5,11 @@ import dev.idempotency.server.Checks;
 import io.micronaut.context.annotation.EachProperty;
 import io.micronaut.context.annotation.Parameter;
 import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.convert.format.MapFormat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * {@code idempotency.kafka.consumers.<name>.*}: one idempotent consumer (CONTRACT M4, M8). Its
@@ -32,9 +34,11 @@ public class KafkaConsumerConfiguration {
     private boolean transactional;
     private int maxAttempts = ConsumerSettings.DEFAULT_MAX_ATTEMPTS;
     private Duration retryDelay = ConsumerSettings.DEFAULT_RETRY_DELAY;
+    private Duration retryDelayMax = ConsumerSettings.DEFAULT_RETRY_DELAY_MAX;
     private Duration inProgressDelay = ConsumerSettings.DEFAULT_IN_PROGRESS_DELAY;
     private Duration lease = ConsumerSettings.DEFAULT_LEASE;
     private Duration retention = ConsumerSettings.DEFAULT_RETENTION;
+    private Map<String, String> properties = Map.of();
 
     public KafkaConsumerConfiguration(@Parameter String name) {
         this.name = name;
@@ -193,13 +197,28 @@ public class KafkaConsumerConfiguration {
         this.maxAttempts = Checks.atLeast(maxAttempts, 1, setting("max-attempts"));
     }
 
+    public Duration getRetryDelayMax() {
+        return retryDelayMax;
+    }
+
+    /**
+     * The longest wait before a failed message comes back: the wait is {@code retry-delay} after
+     * the first failure and doubles after each further one, up to this; at or below
+     * {@code retry-delay}, every retry waits {@code retry-delay}. Default 30s.
+     *
+     * @param retryDelayMax more than zero
+     */
+    public void setRetryDelayMax(Duration retryDelayMax) {
+        this.retryDelayMax = Checks.positive(retryDelayMax, setting("retry-delay-max"));
+    }
+
     public Duration getRetryDelay() {
         return retryDelay;
     }
 
     /**
-     * How long a record whose handler failed waits (its partition paused) before it runs again.
-     * Default 5s.
+     * How long a record whose handler failed once waits (its partition paused) before it runs
+     * again; each further failure doubles the wait, up to {@code retry-delay-max}. Default 5s.
      *
      * @param retryDelay more than zero
      */
@@ -249,8 +268,27 @@ public class KafkaConsumerConfiguration {
         this.retention = Checks.positive(retention, setting("retention"));
     }
 
+    public Map<String, String> getProperties() {
+        return properties;
+    }
+
+    /**
+     * Kafka consumer properties for this consumer's clients only, over the module-wide
+     * {@code idempotency.kafka.properties}: for example {@code session.timeout.ms}, how long the
+     * group waits for a consumer that stopped without leaving (a {@code kill -9}, a lost host)
+     * before its partitions move to the others (Kafka's own default is 45s), with
+     * {@code heartbeat.interval.ms} at most a third of it. The properties the module fixes cannot be
+     * set. Default: none.
+     *
+     * @param properties Kafka's consumer property names and values
+     */
+    public void setProperties(@MapFormat(transformation = MapFormat.MapTransformation.FLAT) Map<String, String> properties) {
+        this.properties = KafkaClients.notFixed(properties, setting("properties"));
+    }
+
     /** @return the store-side settings of this consumer */
     public ConsumerSettings settings() {
-        return new ConsumerSettings(name, lease, retention, maxAttempts, retryDelay, inProgressDelay, transactional);
+        return new ConsumerSettings(name, lease, retention, maxAttempts, retryDelay, inProgressDelay, transactional,
+            retryDelayMax);
     }
 }

@@ -162,7 +162,8 @@ final class PartitionConsumer implements Runnable {
             }
             String routingKey = text(r, KafkaHeaders.ROUTING_KEY);
             ReceivedMessage message = new ReceivedMessage(id, r.value(), text(r, KafkaHeaders.CONTENT_TYPE), headers,
-                r.topic(), routingKey == null ? "" : routingKey, p.attempts > 0, p.attempts);
+                r.topic(), routingKey == null ? "" : routingKey, p.attempts > 0, p.attempts,
+                r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8), r.partition());
             try {
                 decided = handler instanceof TransactionalMessageHandler t ? consumer.process(message, t)
                     : consumer.process(message, (MessageHandler) handler);

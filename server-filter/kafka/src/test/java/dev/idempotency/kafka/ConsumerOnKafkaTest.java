@@ -44,6 +44,8 @@ class ConsumerOnKafkaTest {
     /** Bodies in the order the handler ran them. */
     static final List<String> RUNS = new CopyOnWriteArrayList<>();
     static final Map<String, AtomicInteger> FAILURES = new ConcurrentHashMap<>();
+    /** Each body's record key and partition, as the handler saw them. */
+    static final Map<String, String> WHERE = new ConcurrentHashMap<>();
 
     @Singleton
     @Named("ledger")
@@ -53,6 +55,7 @@ class ConsumerOnKafkaTest {
         public CompletableFuture<Void> handle(ReceivedMessage message) {
             String body = message.bodyText();
             RUNS.add(body);
+            WHERE.put(body, message.key() + "@" + message.partition());
             if (body.startsWith("poison")) {
                 return CompletableFuture.failedFuture(new IllegalArgumentException("cannot book " + body));
             }
@@ -118,6 +121,33 @@ class ConsumerOnKafkaTest {
         Await.until("the group committed past all three", () -> topics.committed(topic) == 3);
         assertThat(runs("twice")).isEqualTo(1);
         assertThat(runs("after")).isEqualTo(1);
+    }
+
+    @ParameterizedTest(name = "M8: {0}: the handler sees each record's key and partition")
+    @EnumSource(Stores.class)
+    void handlerSeesKeyAndPartition(Stores store) throws Exception {
+        topics.create(3, topic);
+        consumer(store, Map.of("idempotency.kafka.consumers.ledger.properties.session.timeout.ms", "10000",
+            "idempotency.kafka.consumers.ledger.properties.heartbeat.interval.ms", "3000"));
+        topics.send(topic, "order-1", "id-k1", "keyed-1-" + topic);
+        topics.send(topic, "order-2", "id-k2", "keyed-2-" + topic);
+        Await.until("both records handled", () -> WHERE.containsKey("keyed-1-" + topic) && WHERE.containsKey("keyed-2-" + topic));
+        try (var probe = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(Map.of(
+                "bootstrap.servers", topics.bootstrap, "group.id", Topics.unique("probe"), "auto.offset.reset", "earliest",
+                "key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class,
+                "value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class))) {
+            probe.subscribe(List.of(topic));
+            Map<String, String> expected = new HashMap<>();
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+            while (expected.size() < 2 && System.nanoTime() < deadline) {
+                probe.poll(java.time.Duration.ofMillis(200)).forEach(r -> expected.put(
+                    new String(r.value(), java.nio.charset.StandardCharsets.UTF_8),
+                    new String(r.key(), java.nio.charset.StandardCharsets.UTF_8) + "@" + r.partition()));
+            }
+            assertThat(WHERE).containsEntry("keyed-1-" + topic, expected.get("keyed-1-" + topic))
+                .containsEntry("keyed-2-" + topic, expected.get("keyed-2-" + topic));
+        }
+        assertThat(WHERE.get("keyed-1-" + topic)).startsWith("order-1@");
     }
 
     @ParameterizedTest(name = "M8: {0}: a failing record holds back its partition, then goes to the dead-letter topic")

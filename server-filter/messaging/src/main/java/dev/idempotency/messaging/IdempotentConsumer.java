@@ -12,6 +12,7 @@ import org.slf4j.MDC;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -28,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>Acquired: the handler runs (its hold on the id renewed while it runs); when it succeeds
  *       the outcome is stored, and only then is the delivery acknowledged. When it fails, the id
- *       is released and the message comes back after {@code retry-delay}, until
+ *       is released and the message comes back after {@code retry-delay}, doubled after each
+ *       further failure up to {@code retry-delay-max}, until
  *       {@code max-attempts} failures, then it is dead-lettered with the failure as reason.</li>
  *   <li>Processed before: acknowledged at once, the handler does not run (a duplicate).</li>
  *   <li>Being processed elsewhere, or the store did not answer: the message comes back after
@@ -284,9 +286,10 @@ public final class IdempotentConsumer {
                 message.messageId(), failures, cause.toString());
             return new Disposition.DeadLetter("the handler failed " + failures + " times; the last failure: " + cause);
         }
+        Duration wait = settings.retryDelay(failures);
         LOG.warn("idempotency consumer '{}': message {} failed (attempt {} of {}): {}; it comes back in {}",
-            settings.name(), message.messageId(), failures, settings.maxAttempts(), cause.toString(), settings.retryDelay());
-        return new Disposition.Retry(settings.retryDelay(), cause.toString(), true, DeliveryOutcome.RETRIED);
+            settings.name(), message.messageId(), failures, settings.maxAttempts(), cause.toString(), wait);
+        return new Disposition.Retry(wait, cause.toString(), true, DeliveryOutcome.RETRIED);
     }
 
     private Disposition counted(Disposition d) {

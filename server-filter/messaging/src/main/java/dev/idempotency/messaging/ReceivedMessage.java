@@ -19,9 +19,20 @@ import java.util.Optional;
  * @param redelivered whether the broker delivered it before (the broker's flag: a consumer
  *                    that did not acknowledge it, e.g. one that crashed)
  * @param attempt     how many times its handler failed before this delivery (0 the first time)
+ * @param key         the record's key as UTF-8 text where the broker has one (Kafka: the ordering
+ *                    key the outbox published it under), else {@code null}
+ * @param partition   the partition it was consumed from where the broker has partitions (Kafka),
+ *                    else -1
  */
 public record ReceivedMessage(String messageId, byte[] body, @Nullable String contentType, Map<String, Object> headers,
-                              String source, String routingKey, boolean redelivered, int attempt) {
+                              String source, String routingKey, boolean redelivered, int attempt, @Nullable String key,
+                              int partition) {
+
+    /** A message from a broker without record keys or partitions (RabbitMQ). */
+    public ReceivedMessage(String messageId, byte[] body, @Nullable String contentType, Map<String, Object> headers,
+                           String source, String routingKey, boolean redelivered, int attempt) {
+        this(messageId, body, contentType, headers, source, routingKey, redelivered, attempt, null, -1);
+    }
 
     public ReceivedMessage {
         Objects.requireNonNull(messageId, "messageId");
@@ -29,6 +40,9 @@ public record ReceivedMessage(String messageId, byte[] body, @Nullable String co
         headers = headers == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(headers));
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(routingKey, "routingKey");
+        if (partition < -1) {
+            throw new IllegalArgumentException("partition must be -1 (none) or more, was " + partition);
+        }
     }
 
     /** @return a copy of the payload */
@@ -65,7 +79,8 @@ public record ReceivedMessage(String messageId, byte[] body, @Nullable String co
     public boolean equals(Object o) {
         return o instanceof ReceivedMessage m && messageId.equals(m.messageId) && java.util.Arrays.equals(body, m.body)
             && Objects.equals(contentType, m.contentType) && headers.equals(m.headers) && source.equals(m.source)
-            && routingKey.equals(m.routingKey) && redelivered == m.redelivered && attempt == m.attempt;
+            && routingKey.equals(m.routingKey) && redelivered == m.redelivered && attempt == m.attempt
+            && Objects.equals(key, m.key) && partition == m.partition;
     }
 
     @Override
@@ -75,7 +90,7 @@ public record ReceivedMessage(String messageId, byte[] body, @Nullable String co
 
     @Override
     public String toString() {
-        return "ReceivedMessage[" + messageId + " from " + source + ", " + body.length + " bytes, attempt " + attempt
+        return "ReceivedMessage[" + messageId + " from " + source + (partition >= 0 ? "-" + partition : "") + ", " + body.length + " bytes, attempt " + attempt
             + (redelivered ? ", redelivered" : "") + "]";
     }
 }

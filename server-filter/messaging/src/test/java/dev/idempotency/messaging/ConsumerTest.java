@@ -7,6 +7,8 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -80,6 +82,36 @@ class ConsumerTest {
         assertThat(runs).hasValue(3);
         // released each time: a later, manual redelivery from the dead-letter queue still runs it
         assertThat(process(message("m2", "{}", 0), counting)).isEqualTo(new Disposition.Ack(DeliveryOutcome.PROCESSED));
+    }
+
+    @Test
+    @DisplayName("M8: a failing handler's retries back off: retry-delay, doubled after each failure, capped at"
+        + " retry-delay-max; a cap at or below retry-delay keeps it fixed")
+    void retriesBackOff() {
+        ConsumerSettings settings = ConsumerSettings.of("ledger").withRetryDelay(Duration.ofSeconds(1))
+            .withRetryDelayMax(Duration.ofSeconds(3)).withMaxAttempts(6);
+        IdempotentConsumer backingOff = new IdempotentConsumer(settings, store, timer, new NoopMessagingMetrics());
+        MessageHandler failing = m -> CompletableFuture.failedFuture(new IllegalStateException("the ledger is busy"));
+        List<Duration> waits = new ArrayList<>();
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Disposition d = backingOff.process(message("m-backoff", "{}", attempt), failing).toCompletableFuture()
+                .orTimeout(10, TimeUnit.SECONDS).join();
+            assertThat(d).isInstanceOf(Disposition.Retry.class);
+            waits.add(((Disposition.Retry) d).delay());
+        }
+        assertThat(waits).containsExactly(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3),
+            Duration.ofSeconds(3), Duration.ofSeconds(3));
+        assertThat(backingOff.process(message("m-backoff", "{}", 5), failing).toCompletableFuture().join())
+            .isInstanceOf(Disposition.DeadLetter.class);
+
+        assertThat(ConsumerSettings.of("d").retryDelay(1)).isEqualTo(Duration.ofSeconds(5));
+        assertThat(ConsumerSettings.of("d").retryDelay(4)).isEqualTo(Duration.ofSeconds(30));
+        ConsumerSettings fixed = ConsumerSettings.of("f").withRetryDelay(Duration.ofMillis(500))
+            .withRetryDelayMax(Duration.ofMillis(100));
+        assertThat(fixed.retryDelay(1)).isEqualTo(Duration.ofMillis(500));
+        assertThat(fixed.retryDelay(40)).isEqualTo(Duration.ofMillis(500));
+        assertThat(ConsumerSettings.of("big").withRetryDelayMax(Duration.ofDays(365)).retryDelay(200))
+            .isEqualTo(Duration.ofDays(365));
     }
 
     @Test

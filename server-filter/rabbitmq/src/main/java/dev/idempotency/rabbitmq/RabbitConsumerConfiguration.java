@@ -31,6 +31,7 @@ public class RabbitConsumerConfiguration {
     private boolean transactional;
     private int maxAttempts = ConsumerSettings.DEFAULT_MAX_ATTEMPTS;
     private Duration retryDelay = ConsumerSettings.DEFAULT_RETRY_DELAY;
+    private Duration retryDelayMax = ConsumerSettings.DEFAULT_RETRY_DELAY_MAX;
     private Duration inProgressDelay = ConsumerSettings.DEFAULT_IN_PROGRESS_DELAY;
     private Duration lease = ConsumerSettings.DEFAULT_LEASE;
     private Duration retention = ConsumerSettings.DEFAULT_RETENTION;
@@ -155,12 +156,28 @@ public class RabbitConsumerConfiguration {
         this.maxAttempts = Checks.atLeast(maxAttempts, 1, setting("max-attempts"));
     }
 
+    public Duration getRetryDelayMax() {
+        return retryDelayMax;
+    }
+
+    /**
+     * The longest wait before a failed message comes back: the wait is {@code retry-delay} after
+     * the first failure and doubles after each further one, up to this; at or below
+     * {@code retry-delay}, every retry waits {@code retry-delay}. Default 30s.
+     *
+     * @param retryDelayMax more than zero
+     */
+    public void setRetryDelayMax(Duration retryDelayMax) {
+        this.retryDelayMax = Checks.positive(retryDelayMax, setting("retry-delay-max"));
+    }
+
     public Duration getRetryDelay() {
         return retryDelay;
     }
 
     /**
-     * How long a message whose handler failed waits in the retry queue. Default 5s.
+     * How long a message whose handler failed once waits in the retry queue; each further failure
+     * doubles the wait, up to {@code retry-delay-max}. Default 5s.
      *
      * @param retryDelay more than zero
      */
@@ -213,6 +230,7 @@ public class RabbitConsumerConfiguration {
 
     /** @return the broker-neutral settings of this consumer */
     public ConsumerSettings settings() {
-        return new ConsumerSettings(name, lease, retention, maxAttempts, retryDelay, inProgressDelay, transactional);
+        return new ConsumerSettings(name, lease, retention, maxAttempts, retryDelay, inProgressDelay, transactional,
+            retryDelayMax);
     }
 }
