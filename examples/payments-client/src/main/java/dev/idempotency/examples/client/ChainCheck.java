@@ -62,6 +62,9 @@ final class ChainCheck {
             dir = Files.createTempDirectory("payments-chain-");
             TestPostgres.Server postgres = TestPostgres.server();
             schema = TestPostgres.newSchema();
+            out.printf(Locale.ROOT, "  data              the payments service's records and payments in %s, schema %s"
+                + " (dropped after the run)%n", postgres.embedded() ? "an embedded PostgreSQL (" + postgres.url()
+                + "; none answered at the configured address)" : "the PostgreSQL at " + postgres.url(), schema);
             return run(out, seed, dir, postgres, schema);
         } catch (IOException | RuntimeException e) {
             out.println("MISMATCH: the chain could not be run: " + PaymentsClientDemo.describe(e));
@@ -139,11 +142,14 @@ final class ChainCheck {
                 out.printf(Locale.ROOT, "  payments service  killed %s (exit %d) %.1f s into the captures, answering"
                     + " again %.1f s later%n", exit == 137 ? "after its first charge" : "NOT as planned", exit,
                     (downAt - started) / 1e9, (upAt - downAt) / 1e9);
-                out.printf(Locale.ROOT, "  captures          %d of %d succeeded, in %d attempts%n", captured, CAPTURES,
-                    attempts);
-                out.printf(Locale.ROOT, "  faults            edge->payments %d lost answers, %d resets;"
-                    + " payments->gateway %d lost answers, %d resets%n", toPayments.responsesDropped(),
-                    toPayments.resets(), toGateway.responsesDropped(), toGateway.resets());
+                out.printf(Locale.ROOT, "  captures          %d of %d succeeded, in %s: the retries are the"
+                    + " faults below and the attempts that met the payments service down or restarting%n", captured,
+                    CAPTURES, PaymentsClientDemo.plural(attempts, "attempt"));
+                out.printf(Locale.ROOT, "  faults            edge->payments %s, %s; payments->gateway %s, %s%n",
+                    PaymentsClientDemo.plural(toPayments.responsesDropped(), "lost answer"),
+                    PaymentsClientDemo.plural(toPayments.resets(), "reset"),
+                    PaymentsClientDemo.plural(toGateway.responsesDropped(), "lost answer"),
+                    PaymentsClientDemo.plural(toGateway.resets(), "reset"));
                 out.printf(Locale.ROOT, "  card gateway      %d charges for %d payments, %d requests received%n", charged,
                     CAPTURES, toGateway.requestsForwarded());
                 out.println();

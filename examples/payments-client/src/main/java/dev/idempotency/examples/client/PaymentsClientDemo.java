@@ -475,11 +475,13 @@ public final class PaymentsClientDemo {
         out.println("Payments client demo: " + settings.operations() + " operations (create, capture, refund, ...)");
         out.println("against " + where + ",");
         out.println("through a fault proxy at " + proxy.baseUrl() + " that");
-        out.println("  - loses " + DemoSettings.percent(settings.drop())
-            + " of the responses AFTER the service has handled the request (\"lost\": the client cannot tell"
+        out.println("  - loses each response with a " + DemoSettings.percent(settings.drop())
+            + " chance, AFTER the service has handled the request (\"lost\": the client cannot tell"
             + " whether it happened),");
-        out.println("  - resets " + DemoSettings.percent(settings.reset())
-            + " of the connections BEFORE the request reaches the service (\"reset\").");
+        out.println("  - resets each connection with a " + DemoSettings.percent(settings.reset())
+            + " chance, BEFORE the request reaches the service (\"reset\").");
+        out.println("Each fault is a random draw, so a short run can see more or fewer than those shares;"
+            + " the summary counts what happened.");
         out.println("Fault seed " + settings.seed() + " (the same seed gives the same faults: --seed "
             + settings.seed() + ").");
         out.println("The client SDK makes one Idempotency-Key per operation and sends it on every attempt;"
@@ -523,8 +525,8 @@ public final class PaymentsClientDemo {
             r.attempts(), r.attempts() - (r.outcomes().size() - r.skipped()));
         out.printf(Locale.ROOT, "  replayed          %d (an earlier attempt's response was lost; the retry got the"
             + " service's stored answer and nothing ran twice)%n", lostThenReplayed);
-        out.printf(Locale.ROOT, "  faults injected   %s lost, %s reset (seed %d)%n",
-            plural(r.dropped(), "response"), plural(r.resets(), "connection"), r.seed());
+        out.printf(Locale.ROOT, "  faults injected   %s lost, %s reset, in %s (seed %d)%n",
+            plural(r.dropped(), "response"), plural(r.resets(), "connection"), plural(r.attempts(), "attempt"), r.seed());
         if (r.sideEffects() == null) {
             out.println("  side effects      unknown: GET " + service + "/stats failed (" + statsError + ")");
             out.println();
@@ -584,7 +586,7 @@ public final class PaymentsClientDemo {
         return String.format(Locale.ROOT, "%d.%02d %s", minor / 100, minor % 100, currency);
     }
 
-    private static String plural(long n, String noun) {
+    static String plural(long n, String noun) {
         return plural(n, noun, noun + "s");
     }
 

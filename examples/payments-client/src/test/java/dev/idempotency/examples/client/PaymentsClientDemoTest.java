@@ -185,8 +185,8 @@ class PaymentsClientDemoTest {
 
             // the printed report says the same
             String text = out.demo();
-            assertThat(text).contains("against " + service.uri() + ",", "Fault seed 42", "loses 30% of the responses",
-                "resets 10% of the connections");
+            assertThat(text).contains("against " + service.uri() + ",", "Fault seed 42",
+                "loses each response with a 30% chance", "resets each connection with a 10% chance");
             for (Outcome o : report.outcomes()) {
                 assertThat(text).contains("[" + o.key() + "]");
             }
@@ -195,7 +195,8 @@ class PaymentsClientDemoTest {
                 .contains("attempts          " + report.attempts() + " (" + (report.attempts() - 30) + " retries")
                 .contains("replayed          " + report.replays() + " (")
                 .contains("faults injected   " + plural(report.dropped(), "response") + " lost, "
-                    + plural(report.resets(), "connection") + " reset (seed 42)")
+                    + plural(report.resets(), "connection") + " reset, in " + plural(report.attempts(), "attempt")
+                    + " (seed 42)")
                 .contains("side effects      30 (create 10, capture 10, refund 10)")
                 .contains("OK: side effects == successful operations (30 == 30).");
             assertThat(text.lines().filter(l -> l.matches("^\\d+\\s+(create|capture|refund) .*"))).hasSize(30);
