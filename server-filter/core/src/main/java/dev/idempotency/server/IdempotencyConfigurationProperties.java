@@ -100,8 +100,10 @@ public class IdempotencyConfigurationProperties implements IdempotencyConfigurat
     }
 
     /**
-     * The HTTP methods the contract covers. Default POST and PATCH. Safe methods (GET, HEAD,
-     * OPTIONS, TRACE, CONNECT) cannot be added: they are idempotent already.
+     * The HTTP methods the contract covers on routes of a class-level {@code @Idempotent}, and in
+     * global mode. Default POST and PATCH. An {@code @Idempotent} on a method covers its POST,
+     * PATCH, PUT or DELETE route whatever this says. Safe methods (GET, HEAD, OPTIONS, TRACE,
+     * CONNECT) cannot be added: they are idempotent already.
      *
      * @param methods method names, any case
      */

@@ -8,8 +8,11 @@ import java.lang.annotation.Target;
 
 /**
  * Puts a controller method, or every method of a controller class, under the Idempotency-Key
- * contract (CONTRACT S2). Only the configured methods are covered (POST and PATCH by default);
- * on any other method the annotation has no effect.
+ * contract (CONTRACT S1, S2). On a method, it covers that method's route whatever
+ * {@code idempotency.methods} says, for POST, PATCH, PUT and DELETE; on a GET, HEAD, OPTIONS or
+ * TRACE method the application does not start (those are safe by definition, a key there is a
+ * mistake). On a class, it covers the class's routes whose HTTP method is in
+ * {@code idempotency.methods} (POST and PATCH by default) and leaves the others alone.
  *
  * <p>Read from compile-time annotation metadata; a member on the method overrides the same
  * member on the class. Durations use Micronaut's format ({@code 30s}, {@code 24h},
@@ -69,4 +72,28 @@ public @interface Idempotent {
 
     /** @return request headers included in the fingerprint, added to the configured ones */
     String[] fingerprintHeaders() default {};
+
+    /**
+     * @return another request header that carries this route's key, taken as its raw value (no
+     *     sf-string parsing), under the same limits (1-255 printable ASCII characters): e.g.
+     *     {@code webhook-id} (Standard Webhooks) or {@code X-GitHub-Delivery}. Default: the
+     *     configured {@code Idempotency-Key} header. Not together with {@link #keyPointer()}
+     */
+    String keyHeader() default "";
+
+    /**
+     * @return an RFC 6901 JSON Pointer to a string member of the JSON body that carries this
+     *     route's key, e.g. {@code /idempotency_key}; a body without it (or with a non-string
+     *     there) is answered 400 like a missing key. The member stays in the fingerprint. Default:
+     *     the key comes from a header. Not together with {@link #keyHeader()}
+     */
+    String keyPointer() default "";
+
+    /**
+     * @return a stable name for this operation, e.g. {@code payments.create}: it replaces the
+     *     HTTP method and route template in the key's scope (CONTRACT S6), so renaming the route
+     *     or moving the controller keeps the keys callers are still retrying. Two routes with one
+     *     name share their keys. Default: the method and route template
+     */
+    String operation() default "";
 }

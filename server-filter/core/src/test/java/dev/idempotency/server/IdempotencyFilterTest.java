@@ -91,7 +91,8 @@ class IdempotencyFilterTest {
     // ---- S1, S2, S3: which requests --------------------------------------------------------
 
     @Test
-    @DisplayName("S1: a key on GET or PUT is ignored: the request runs every time and nothing is stored")
+    @DisplayName("S1: a key on a GET or PUT route that nothing covers is ignored: the request runs every time and"
+        + " nothing is stored (an explicit @Idempotent on PUT covers it: RealSendersTest)")
     void safeAndUncoveredMethodsIgnoreTheKey() {
         String k = key();
         int before = api.calls("get");

@@ -199,13 +199,11 @@ class TestApi {
     }
 
     @Get("/get")
-    @Idempotent
     Map<String, Object> get() {
         return Map.of("execution", count("get"));
     }
 
     @Put("/put")
-    @Idempotent
     Map<String, Object> put(@Body Map<String, Object> body) {
         return Map.of("execution", count("put"));
     }

@@ -83,6 +83,8 @@ public final class IdempotencyOpenApiVisitor implements TypeElementVisitor<Objec
     private static final String OPERATION = "io.swagger.v3.oas.annotations.Operation";
 
     private Set<String> methods = DEFAULT_METHODS;
+    /** The methods an {@code @Idempotent} on the method itself covers, whatever the configured set. */
+    private static final Set<String> EXPLICIT_METHODS = Set.of("POST", "PATCH", "PUT", "DELETE");
     private boolean enabled;
 
     @Override
@@ -143,7 +145,9 @@ public final class IdempotencyOpenApiVisitor implements TypeElementVisitor<Objec
             nonBlank(idempotent.stringValue("lease").orElse(""), placeholder("lease", DEFAULT_LEASE)),
             nonBlank(idempotent.stringValue("inFlightWait").orElse(""), "0s"),
             // a transactional route answers 503 on a failed commit even when it fails open
-            idempotent.booleanValue("failOpen").orElse(false) && !idempotent.booleanValue("transactional").orElse(false));
+            idempotent.booleanValue("failOpen").orElse(false) && !idempotent.booleanValue("transactional").orElse(false),
+            idempotent.stringValue("keyHeader").orElse("").trim(), idempotent.stringValue("keyPointer").orElse("").trim(),
+            idempotent.stringValue("operation").orElse("").trim());
         OperationAnnotations.annotate(method, policy);
         ProblemSchema.register(context);
     }
@@ -157,10 +161,15 @@ public final class IdempotencyOpenApiVisitor implements TypeElementVisitor<Objec
         }
     }
 
+    /**
+     * As the filter decides (CONTRACT S1, S2): an annotation on the method itself covers POST,
+     * PATCH, PUT and DELETE; one on the class covers the configured methods.
+     */
     private boolean covered(MethodElement method) {
+        boolean explicit = method.hasDeclaredAnnotation(IDEMPOTENT);
         return method.getAnnotationNameByStereotype(HTTP_METHOD_MAPPING)
             .map(name -> name.substring(name.lastIndexOf('.') + 1).toUpperCase(Locale.ROOT))
-            .filter(methods::contains)
+            .filter(m -> methods.contains(m) || (explicit && EXPLICIT_METHODS.contains(m)))
             .isPresent();
     }
 

@@ -69,7 +69,12 @@ final class OperationAnnotations {
             || method.getAnnotationValuesByType(Parameter.class).stream()
                 .anyMatch(p -> isKeyHeader(p.stringValue("name").orElse("")))
             || Arrays.stream(method.getParameters()).anyMatch(OperationAnnotations::bindsKeyHeader);
-        if (!hasHeader) {
+        if (!policy.keyHeader().isEmpty()) {
+            String raw = policy.keyHeader();
+            if (parameters.stream().noneMatch(p -> normalized(p.stringValue("name").orElse("")).equals(normalized(raw)))) {
+                parameters.add(rawHeaderParameter(policy));
+            }
+        } else if (!hasHeader && policy.keyPointer().isEmpty()) {
             parameters.add(headerParameter(policy));
         }
 
@@ -171,6 +176,29 @@ final class OperationAnnotations {
             .build();
     }
 
+    /** A header that carries the key as its raw value ({@code @Idempotent(keyHeader)}), e.g. a webhook's delivery id. */
+    private static AnnotationValue<Parameter> rawHeaderParameter(PublishedPolicy policy) {
+        return source(Parameter.class)
+            .member("name", policy.keyHeader())
+            .member("in", ParameterIn.HEADER)
+            .member("required", policy.required())
+            .member("description", "This operation's idempotency key, taken as the header's raw value: 1 to 255"
+                + " printable ASCII characters (0x20-0x7E), the same on every retry or redelivery. "
+                + (policy.required()
+                    ? "Required: a request without it is answered 400 idempotency-key-missing."
+                    : "Optional: a request without it runs without idempotency.")
+                + " A completed result is replayed to retries for " + policy.retention() + ", marked "
+                + REPLAYED_HEADER_NAME + ": true. Contract: " + CONTRACT_URL)
+            .member("schema", source(Schema.class)
+                .member("type", "string")
+                .member("pattern", RAW_KEY_PATTERN)
+                .build())
+            .build();
+    }
+
+    /** A raw header value or body member used as the key: 1 to 255 printable ASCII characters. */
+    static final String RAW_KEY_PATTERN = "^[ -~]{1,255}$";
+
     /**
      * The header value as sent: an sf-string of 1 to 255 printable ASCII characters (quotes and
      * backslashes escaped) or a bare token (printable ASCII without space, quote, backslash or comma).
@@ -236,7 +264,10 @@ final class OperationAnnotations {
             .member("name", EXTENSION_NAME)
             .member("properties",
                 property("required", Boolean.toString(policy.required()), true),
-                property("header", HEADER_NAME, false),
+                property("key", keySource(policy), true),
+                property("header", policy.keyPointer().isEmpty() ? (policy.keyHeader().isEmpty() ? HEADER_NAME
+                    : policy.keyHeader()) : "", false),
+                property("operation", policy.operation(), false),
                 property("retention", policy.retention(), false),
                 property("lease", policy.lease(), false),
                 property("inFlightWait", policy.inFlightWait(), false),
@@ -244,6 +275,17 @@ final class OperationAnnotations {
                 property("contract", CONTRACT_URL, false),
                 property("problems", problems, true))
             .build();
+    }
+
+    /** @return where the key is, as JSON: {@code {"in":"header","name":...,"format":"sf-string"|"raw"}} or {@code {"in":"body","pointer":...}} */
+    private static String keySource(PublishedPolicy policy) {
+        if (!policy.keyPointer().isEmpty()) {
+            return "{\"in\":\"body\",\"pointer\":" + json(policy.keyPointer()) + "}";
+        }
+        if (!policy.keyHeader().isEmpty()) {
+            return "{\"in\":\"header\",\"name\":" + json(policy.keyHeader()) + ",\"format\":\"raw\"}";
+        }
+        return "{\"in\":\"header\",\"name\":" + json(HEADER_NAME) + ",\"format\":\"sf-string\"}";
     }
 
     private static AnnotationValue<ExtensionProperty> property(String name, String value, boolean json) {

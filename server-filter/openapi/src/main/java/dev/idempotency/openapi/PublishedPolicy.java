@@ -10,6 +10,10 @@ package dev.idempotency.openapi;
  * @param inFlightWait how long a duplicate waits for the original before 409
  * @param failOpen     whether the route never answers 503: it runs unprotected when the store is
  *                     down and is not transactional (a failed commit is a 503 there)
+ * @param keyHeader    the header a route takes its key from as a raw value ({@code keyHeader}), or ""
+ * @param keyPointer   the JSON Pointer to the body member that carries the key ({@code keyPointer}), or ""
+ * @param operation    the route's explicit operation name, or ""
  */
-record PublishedPolicy(boolean required, String retention, String lease, String inFlightWait, boolean failOpen) {
+record PublishedPolicy(boolean required, String retention, String lease, String inFlightWait, boolean failOpen,
+                       String keyHeader, String keyPointer, String operation) {
 }

@@ -78,6 +78,14 @@ class IdempotencyOpenApiVisitorTest {
             @Post("/{id}/notes")
             @Idempotent
             String note(String id, @Header("Idempotency-Key") String key, @Body String body) { return key; }
+
+            @Post("/webhooks")
+            @Idempotent(keyHeader = "webhook-id")
+            String hook(@Body String body) { return body; }
+
+            @Post("/square")
+            @Idempotent(keyPointer = "/idempotency_key", operation = "square.create")
+            String square(@Body String body) { return body; }
         }
         """;
 
@@ -123,6 +131,17 @@ class IdempotencyOpenApiVisitorTest {
 
             @Patch("/{id}")
             @Idempotent
+            String update(String id, @Body String body) { return body; }
+        }
+
+        @Controller("/batches")
+        @Idempotent
+        class BatchesController {
+
+            @Put("/{id}")
+            String replace(String id, @Body String body) { return body; }
+
+            @Patch("/{id}")
             String update(String id, @Body String body) { return body; }
         }
         """;
@@ -248,15 +267,38 @@ class IdempotencyOpenApiVisitorTest {
     }
 
     @Test
-    @DisplayName("S21: GET, a method the filter does not cover (PUT) and a POST without @Idempotent get none of it")
+    @DisplayName("S21: GET and a POST without @Idempotent get none of it")
     void notIdempotent() {
         for (Map<String, Object> op : List.of(operation(defaults, "/orders/{id}", "get"),
-            operation(defaults, "/orders/{id}", "put"), operation(defaults, "/orders/plain", "post"),
-            operation(defaults, "/refunds", "get"))) {
+            operation(defaults, "/orders/plain", "post"), operation(defaults, "/refunds", "get"))) {
             assertThat(op).doesNotContainKey("x-idempotency");
             assertThat(names(op)).doesNotContain("Idempotency-Key");
             assertThat(map(op, "responses")).containsOnlyKeys("200");
         }
+    }
+
+    @Test
+    @DisplayName("S2/S21: @Idempotent on a PUT method is covered, whatever the configured methods")
+    void explicitPutIsPublished() {
+        Map<String, Object> put = operation(defaults, "/orders/{id}", "put");
+        assertThat(map(put, "x-idempotency")).containsEntry("required", true);
+        assertThat(keyParameter(put, "Idempotency-Key")).containsEntry("required", true);
+    }
+
+    @Test
+    @DisplayName("S4/S6/S21: a key from another header or a body member, and an operation name, are published as such")
+    void keySources() {
+        Map<String, Object> hook = operation(defaults, "/orders/webhooks", "post");
+        assertThat(keyParameter(hook, "webhook-id")).containsEntry("in", "header").containsEntry("required", true);
+        assertThat(names(hook)).doesNotContain("Idempotency-Key");
+        assertThat(map(map(hook, "x-idempotency"), "key")).containsEntry("in", "header")
+            .containsEntry("name", "webhook-id").containsEntry("format", "raw");
+
+        Map<String, Object> square = operation(defaults, "/orders/square", "post");
+        assertThat(names(square)).doesNotContain("Idempotency-Key");
+        assertThat(map(square, "x-idempotency")).containsEntry("operation", "square.create");
+        assertThat(map(map(square, "x-idempotency"), "key")).containsEntry("in", "body")
+            .containsEntry("pointer", "/idempotency_key");
     }
 
     @Test
@@ -319,10 +361,13 @@ class IdempotencyOpenApiVisitorTest {
     }
 
     @Test
-    @DisplayName("S21: the processor option micronaut.idempotency.openapi.methods follows idempotency.methods (here POST and PUT, not PATCH)")
+    @DisplayName("S1/S21: the processor option micronaut.idempotency.openapi.methods follows idempotency.methods (here POST"
+        + " and PUT, not PATCH) for class-level annotations; one on the method covers PATCH anyway")
     void methodsOption() {
+        assertThat(operation(configured, "/batches/{id}", "put")).containsKey("x-idempotency");
+        assertThat(operation(configured, "/batches/{id}", "patch")).doesNotContainKey("x-idempotency");
         assertThat(operation(configured, "/transfers/{id}", "put")).containsKey("x-idempotency");
-        assertThat(operation(configured, "/transfers/{id}", "patch")).doesNotContainKey("x-idempotency");
+        assertThat(operation(configured, "/transfers/{id}", "patch")).containsKey("x-idempotency");
     }
 
     @Test

@@ -74,7 +74,14 @@ class OpenApiDocumentTest {
                 published.add(name);
             }
         });
-        assertThat(published).isEqualTo(idempotent);
+        // and the card gateway's webhooks (GatewayWebhooks), keyed by the sender's webhook-id header (S4)
+        Set<String> expected = new TreeSet<>(idempotent);
+        expected.add("POST /webhooks/gateway");
+        assertThat(published).isEqualTo(expected);
+        Map<String, Object> webhook = cast(operations().get("POST /webhooks/gateway"));
+        assertThat(map(webhook, "x-idempotency")).containsEntry("header", "webhook-id");
+        assertThat(parameters(webhook)).anyMatch(p -> "webhook-id".equals(p.get("name")))
+            .noneMatch(p -> config.getHeaderName().equals(p.get("name")));
     }
 
     @Test

@@ -115,7 +115,20 @@ public final class IdempotencyFilter implements Ordered, ConditionalFilter {
                 return CompletableFuture.failedFuture(e);
             }
         }
-        return loop.resume(read).thenCompose(reading -> proceed(request, policy, reading, loop, context, handler));
+        // A body that streamed in completes this stage inside the server's dispatch of its last
+        // chunk. The route must not start there: with a multipart body, Micronaut's Netty handler
+        // could then see the response before the end of the request it answers, and mistake the
+        // next request on the connection for a leftover chunk (a ClassCastException, and a hung
+        // connection). So the request goes on in a task of its own on the loop.
+        CompletableFuture<RequestReader.Reading> later = new CompletableFuture<>();
+        read.whenComplete((reading, failure) -> loop.execute(() -> {
+            if (failure != null) {
+                later.completeExceptionally(failure);
+            } else {
+                later.complete(reading);
+            }
+        }));
+        return later.thenCompose(reading -> proceed(request, policy, reading, loop, context, handler));
     }
 
     private CompletableFuture<MutableHttpResponse<?>> proceed(HttpRequest<?> request, RoutePolicy policy,

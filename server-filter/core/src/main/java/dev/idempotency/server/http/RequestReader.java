@@ -14,12 +14,20 @@ import dev.idempotency.server.internal.engine.Report;
 import dev.idempotency.server.internal.fingerprint.RequestDigest;
 import dev.idempotency.server.internal.fingerprint.RequestFingerprint;
 import dev.idempotency.server.internal.response.Responses;
+import dev.idempotency.server.internal.engine.KeySource;
 import dev.idempotency.server.internal.engine.RoutePolicy;
+import dev.idempotency.server.internal.fingerprint.UnreadableBodyException;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
+import io.micronaut.http.BasicHttpAttributes;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;
+import io.micronaut.json.JsonMapper;
 import jakarta.inject.Singleton;
+
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.TreeMap;
 
 import java.security.Principal;
 import java.util.List;
@@ -29,10 +37,12 @@ import java.util.concurrent.CompletionException;
 
 /**
  * Turns a covered request into what its record is filed under, or into the problem that stops
- * it (CONTRACT S3-S8): the key from the header (400 when missing on a required route, or
- * malformed), the body read within the cap (413 past it, 400 when it cannot be read or inflated), the scope from the caller and the
- * route, and then, in one SHA-256 pass ({@link RequestDigest}), the store key and the
- * fingerprint. Nothing here touches the store.
+ * it (CONTRACT S3-S8): the key from where the route takes it (the header, another header, a JSON
+ * body member; 400 when missing on a required route, or malformed), the body read within the cap
+ * (413 past it, 400 when it cannot be read or inflated, or is not the multipart body its
+ * Content-Type says), the scope from the caller and the route (or its operation name), and then,
+ * in one SHA-256 pass ({@link RequestDigest}), the store key and the fingerprint. Nothing here
+ * touches the store.
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
@@ -45,13 +55,15 @@ final class RequestReader {
     private final CallerIdentityResolver callerResolver;
     private final Caller anonymous;
     private final CharSequence keyHeader;
+    private final BodyKey.Parser bodyKeys;
 
     RequestReader(IdempotencyConfiguration config, Responses responses, Report report,
-                  @Nullable CallerIdentityResolver callerResolver) {
+                  @Nullable CallerIdentityResolver callerResolver, @Nullable JsonMapper json) {
         this.config = config;
         this.responses = responses;
         this.report = report;
         this.callerResolver = callerResolver;
+        this.bodyKeys = BodyKey.parser(json);
         this.anonymous = new Caller(RequestDigest.CALLER_ANONYMOUS, config.getAnonymousScope());
         this.keyHeader = HeaderNames.of(config.getHeaderName());
     }
@@ -73,19 +85,25 @@ final class RequestReader {
     }
 
     CompletableFuture<Reading> read(HttpRequest<?> request, RoutePolicy policy) {
-        List<String> values = request.getHeaders().getAll(keyHeader);
-        if (values.isEmpty()) {
-            return done(policy.required() ? reject(responses.keyMissing()) : new Reading.Unprotected());
+        KeySource source = policy.keySource();
+        IdempotencyKey key = null;
+        if (source.kind() != KeySource.Kind.BODY_MEMBER) {
+            List<String> values = request.getHeaders().getAll(source.kind() == KeySource.Kind.HEADER ? keyHeader
+                : source.name());
+            if (values.isEmpty()) {
+                return done(policy.required() ? reject(keyMissing(source)) : new Reading.Unprotected());
+            }
+            if (values.size() > 1) {
+                return done(reject(responses.keyRepeated(source.name(), values.size())));
+            }
+            try {
+                key = source.kind() == KeySource.Kind.HEADER ? IdempotencyKey.parse(values.get(0), config.isStrict())
+                    : new IdempotencyKey(values.get(0).trim());
+            } catch (InvalidIdempotencyKeyException e) {
+                return done(reject(keyInvalid(source, e.getMessage())));
+            }
         }
-        if (values.size() > 1) {
-            return done(reject(responses.keyRepeated(values.size())));
-        }
-        IdempotencyKey key;
-        try {
-            key = IdempotencyKey.parse(values.get(0), config.isStrict());
-        } catch (InvalidIdempotencyKeyException e) {
-            return done(reject(responses.keyInvalid(e.getMessage())));
-        }
+        IdempotencyKey headerKey = key;
         Caller caller = caller(request);
         CompletableFuture<BodyReader.Body> body;
         try {
@@ -97,14 +115,36 @@ final class RequestReader {
             if (failure != null) {
                 return unreadable(request, failure);
             }
-            // the scope (S6): caller, method, route template; then the key
-            RequestDigest digest = RequestDigest.begin(caller.kind(), caller.id(), request.getMethodName(), policy.template(),
-                key.value());
-            byte[] fingerprint = digest.fingerprint(parts(request, policy), request.getHeaders().get(HeaderNames.CONTENT_TYPE),
-                b.bytes(), b.length());
+            String contentType = request.getHeaders().get(HeaderNames.CONTENT_TYPE);
+            IdempotencyKey k = headerKey;
+            if (k == null) {
+                BodyKey found = BodyKey.find(bodyKeys, source, contentType, b.bytes(), b.length());
+                if (found.key() == null) {
+                    if (found.problem() == null) {
+                        return policy.required() ? reject(keyMissing(source)) : new Reading.Unprotected();
+                    }
+                    return reject(keyInvalid(source, found.problem()));
+                }
+                k = found.key();
+            }
+            // the scope (S6): caller, then method and route template, or the route's operation name; then the key
+            String operation = policy.operation();
+            RequestDigest digest = RequestDigest.begin(caller.kind(), caller.id(),
+                operation == null ? request.getMethodName() : "", operation == null ? policy.template() : operation,
+                k.value());
+            byte[] fingerprint;
+            try {
+                fingerprint = digest.fingerprint(parts(request, policy), contentType, b.bytes(), b.length());
+            } catch (UnreadableBodyException e) {
+                if (FilterLog.LOG.isDebugEnabled()) {
+                    FilterLog.LOG.debug("idempotency: the body of {} {} is not what its Content-Type says ({}): answering"
+                        + " 400", request.getMethodName(), request.getPath(), e.getMessage());
+                }
+                return reject(responses.bodyMalformed(e.getMessage()));
+            }
             String storeKey = digest.storeKey();
-            return new Reading.Ready(new RecordKey(storeKey), fingerprint, new IdempotentOperation(key.value(),
-                caller.kindName() + ':' + caller.id() + ' ' + request.getMethodName() + ' ' + policy.template(), storeKey));
+            return new Reading.Ready(new RecordKey(storeKey), fingerprint, new IdempotentOperation(k.value(),
+                caller.kindName() + ':' + caller.id() + ' ' + policy.scopeOperation(request.getMethodName()), storeKey));
         });
     }
 
@@ -139,6 +179,28 @@ final class RequestReader {
         };
     }
 
+    /** 400 {@code idempotency-key-missing}, saying where the route takes its key from (S3, S4). */
+    private MutableHttpResponse<?> keyMissing(KeySource source) {
+        return switch (source.kind()) {
+            case HEADER -> responses.keyMissing();
+            case RAW_HEADER -> responses.keyMissing("This operation takes its key from the " + source.name()
+                + " header, and this request has none: send the delivery's or operation's unique id there, the same"
+                + " on every retry.");
+            case BODY_MEMBER -> responses.keyMissing("This operation takes its key from the member " + source.name()
+                + " of a JSON body (Content-Type application/json), and this request has none: send one unique string"
+                + " (e.g. a UUIDv4) there per operation, the same on every retry.");
+        };
+    }
+
+    /** 400 {@code idempotency-key-invalid}: {@code reason}, without the key itself (S5). */
+    private MutableHttpResponse<?> keyInvalid(KeySource source, String reason) {
+        if (source.kind() == KeySource.Kind.HEADER) {
+            return responses.keyInvalid(reason);
+        }
+        return responses.keyInvalidDetail("The key in " + source.describe() + " is not valid: "
+            + reason.replace("the Idempotency-Key", "the key") + ". A key is 1 to 255 printable ASCII characters.");
+    }
+
     private Reading reject(MutableHttpResponse<?> response) {
         report.rejected();
         return new Reading.Rejected(response);
@@ -168,8 +230,8 @@ final class RequestReader {
     }
 
     private static RequestFingerprint parts(HttpRequest<?> request, RoutePolicy policy) {
-        RequestFingerprint f = RequestFingerprint.of(request.getMethodName(), request.getPath())
-            .ignoring(policy.ignoredJsonPointers());
+        RequestFingerprint f = (policy.operation() == null ? RequestFingerprint.of(request.getMethodName(), request.getPath())
+            : RequestFingerprint.of("", operationPath(request, policy.operation()))).ignoring(policy.ignoredJsonPointers());
         String query = request.getUri().getRawQuery();
         if (query != null && !query.isEmpty()) { // decoding parameters costs even when there are none
             request.getParameters().forEach(f::query);
@@ -180,6 +242,19 @@ final class RequestReader {
             f.header(name.toString(), request.getHeaders().getAll(name));
         }
         return f;
+    }
+
+    /**
+     * What stands for method and path in the fingerprint of a route with an operation name (S6,
+     * S7): the name and the route's path variables, by name, so the same request on a renamed
+     * route (another path, the same variables) is the same request.
+     */
+    private static String operationPath(HttpRequest<?> request, String operation) {
+        StringBuilder path = new StringBuilder(operation);
+        BasicHttpAttributes.getRouteMatchInfo(request).ifPresent(match ->
+            new TreeMap<>(match.getVariableValues()).forEach((name, value) -> path.append('\n').append(name).append('=')
+                .append(URLEncoder.encode(String.valueOf(value), StandardCharsets.UTF_8))));
+        return path.toString();
     }
 
     private static CompletableFuture<Reading> done(Reading reading) {

@@ -65,6 +65,29 @@ public class NonBlockingApi {
         return blocking(body);
     }
 
+    /** A multipart upload, fingerprinted by its parts on the event loop (S7). */
+    @Post(value = "/upload", consumes = MediaType.MULTIPART_FORM_DATA)
+    @Idempotent
+    Mono<HttpResponse<Map<String, Object>>> upload(@io.micronaut.http.annotation.Part("purpose") String purpose) {
+        return Mono.just(HttpResponse.created(Map.<String, Object>of("execution", executions.incrementAndGet(),
+            "purpose", purpose)));
+    }
+
+    /** A key in a JSON body member (S4), read on the event loop. */
+    @Post("/body-key")
+    @Idempotent(keyPointer = "/idempotency_key")
+    Mono<Map<String, Object>> bodyKey(@Body Map<String, Object> body) {
+        return Mono.just(Map.of("execution", executions.incrementAndGet()));
+    }
+
+    /** A webhook's own delivery id as the key (S4). */
+    @Post("/webhook")
+    @Idempotent(keyHeader = "webhook-id")
+    Mono<HttpResponse<Void>> webhook(@Body Map<String, Object> body) {
+        executions.incrementAndGet();
+        return Mono.just(HttpResponse.noContent());
+    }
+
     @Post("/mono")
     @Idempotent
     Mono<HttpResponse<Map<String, Object>>> mono(@Body Map<String, Object> body) {

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -128,6 +129,41 @@ public abstract class NonBlockingFilterSuite {
         } finally {
             clients.shutdownNow();
         }
+    }
+
+    @Test
+    @DisplayName("S4/S7/S17: multipart uploads under new boundaries, keys from a body member and from a webhook's"
+        + " header: replayed, refused and answered without blocking")
+    void realSenders() {
+        for (int i = 0; i < 10; i++) {
+            String k = key();
+            HttpResponse<byte[]> first = http.post("/nb/upload", k, "multipart/form-data; boundary=a" + i,
+                multipart("a" + i, "evidence"));
+            HttpResponse<byte[]> retry = http.post("/nb/upload", k, "multipart/form-data; boundary=b" + i,
+                multipart("b" + i, "evidence"));
+            assertThat(first.statusCode()).isEqualTo(201);
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+            assertThat(http.post("/nb/upload", k, "multipart/form-data; boundary=c" + i, multipart("c" + i, "other"))
+                .statusCode()).isEqualTo(422);
+            assertThat(http.post("/nb/upload", key(), "multipart/form-data; boundary=d" + i,
+                "--d\r\nbroken".getBytes(StandardCharsets.ISO_8859_1)).statusCode()).isEqualTo(400);
+
+            String bodyKey = "{\"idempotency_key\":\"" + UUID.randomUUID() + "\",\"n\":" + i + "}";
+            assertThat(http.postJson("/nb/body-key", null, bodyKey).statusCode()).isEqualTo(200);
+            assertThat(http.postJson("/nb/body-key", null, bodyKey).headers().firstValue("Idempotent-Replayed"))
+                .hasValue("true");
+            assertThat(http.postJson("/nb/body-key", null, "{\"n\":1}").statusCode()).isEqualTo(400);
+
+            String delivery = "msg_" + UUID.randomUUID();
+            assertThat(http.postJson("/nb/webhook", null, "{}", "webhook-id", delivery).statusCode()).isEqualTo(204);
+            assertThat(http.postJson("/nb/webhook", null, "{}", "webhook-id", delivery).headers()
+                .firstValue("Idempotent-Replayed")).hasValue("true");
+        }
+    }
+
+    private static byte[] multipart(String boundary, String purpose) {
+        return ("--" + boundary + "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\n" + purpose + "\r\n--"
+            + boundary + "--\r\n").getBytes(StandardCharsets.ISO_8859_1);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.idempotency.server.internal.engine;
 
 import io.micronaut.core.annotation.Internal;
+import io.micronaut.core.annotation.Nullable;
 import dev.idempotency.server.internal.fingerprint.JsonCanonicalizer;
 import java.time.Duration;
 import java.util.List;
@@ -20,9 +21,20 @@ import java.util.List;
  * @param transactional       whether acquire, handler and completion share one store transaction (S18)
  * @param latency             how long the route's handler usually takes here, for {@code Retry-After} (S11)
  * @param keepSteps           whether a released execution keeps its durable steps for the next one (S23)
+ * @param explicit            whether {@code @Idempotent} is on the route's method itself, which covers that
+ *                            method whatever {@code idempotency.methods} says (S2)
+ * @param keySource           where its requests carry the key (S4)
+ * @param operation           the route's explicit operation name, which replaces method and template in
+ *                            the scope (S6), or {@code null}
  */
 @Internal
 public record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
                    boolean failOpen, JsonCanonicalizer.Pointers ignoredJsonPointers, List<CharSequence> fingerprintHeaders,
-                   String template, boolean transactional, RouteLatency latency, boolean keepSteps) {
+                   String template, boolean transactional, RouteLatency latency, boolean keepSteps,
+                   boolean explicit, KeySource keySource, @Nullable String operation) {
+
+    /** @return the operation part of the scope: the explicit name, else {@code method template} */
+    public String scopeOperation(String method) {
+        return operation != null ? operation : method + ' ' + template;
+    }
 }

@@ -89,12 +89,16 @@ final class DigestSink {
 
     /** Writes a length-prefixed field: 4-byte big-endian length, then the bytes. */
     void field(byte[] bytes) {
-        int n = bytes.length;
-        write(n >>> 24);
-        write(n >>> 16);
-        write(n >>> 8);
-        write(n);
-        write(bytes, 0, n);
+        field(bytes, 0, bytes.length);
+    }
+
+    /** Writes {@code len} bytes of {@code bytes} from {@code off} as a length-prefixed field, as {@link #field(byte[])}. */
+    void field(byte[] bytes, int off, int len) {
+        write(len >>> 24);
+        write(len >>> 16);
+        write(len >>> 8);
+        write(len);
+        write(bytes, off, len);
     }
 
     /**

@@ -29,6 +29,10 @@ import java.util.TreeMap;
  *       number spelling ({@code 1.0}/{@code 1}, {@code 1e2}/{@code 100}) do not matter;</li>
  *   <li>{@code application/x-www-form-urlencoded}: the decoded pairs sorted by name, then
  *       value;</li>
+ *   <li>{@code multipart/form-data} and {@code multipart/mixed}: the parts in order, each by its
+ *       name, filename, Content-Type and decoded bytes, never the boundary, preamble or epilogue
+ *       ({@link MultipartParts}); a body that is not multipart as its Content-Type says is an
+ *       {@link UnreadableBodyException};</li>
  *   <li>anything else, and JSON or form bodies that do not parse: the raw bytes.</li>
  * </ul>
  * The filter computes it in the same SHA-256 pass as the record's store key (that digest's state
@@ -49,6 +53,7 @@ public final class RequestFingerprint {
     private static final byte KIND_RAW = 'r';
     private static final byte KIND_JSON = 'j';
     private static final byte KIND_FORM = 'f';
+    private static final byte KIND_MULTIPART = 'm';
 
     private final String method;
     private final String path;
@@ -171,6 +176,10 @@ public final class RequestFingerprint {
             } catch (JsonCanonicalizer.NotCanonicalizableException e) {
                 // falls through to the raw bytes
             }
+        } else if (length > 0 && MultipartParts.isMultipart(mediaType)) {
+            sink.write(KIND_MULTIPART);
+            MultipartParts.write(sink, contentType, body, length);
+            return;
         } else if (length > 0 && mediaType.equals("application/x-www-form-urlencoded")) {
             TreeMap<String, List<String>> pairs = decodeForm(body, length, charset(contentType));
             if (pairs != null) {

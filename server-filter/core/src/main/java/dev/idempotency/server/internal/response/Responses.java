@@ -54,22 +54,36 @@ public final class Responses {
         this.clock = clock;
     }
 
-    /** 400 {@code idempotency-key-missing}. */
+    /** 400 {@code idempotency-key-missing} for the configured header (S3). */
     public MutableHttpResponse<byte[]> keyMissing() {
-        return problem(ProblemCode.KEY_MISSING, "This operation requires an " + config.getHeaderName()
+        return keyMissing("This operation requires an " + config.getHeaderName()
             + " header: generate one unique key (e.g. a UUIDv4) per operation and send it on every retry.");
     }
 
-    /** 400 {@code idempotency-key-invalid}: more than one header field or value. */
+    /** 400 {@code idempotency-key-missing} with {@code detail}: where the route takes its key from, and what to send (S4). */
+    public MutableHttpResponse<byte[]> keyMissing(String detail) {
+        return problem(ProblemCode.KEY_MISSING, detail);
+    }
+
+    /** 400 {@code idempotency-key-invalid}: more than one field or value of the configured header. */
     public MutableHttpResponse<byte[]> keyRepeated(int count) {
-        return problem(ProblemCode.KEY_INVALID, "Send exactly one " + config.getHeaderName()
+        return keyRepeated(config.getHeaderName(), count);
+    }
+
+    /** 400 {@code idempotency-key-invalid}: more than one field or value of {@code header}. */
+    public MutableHttpResponse<byte[]> keyRepeated(String header, int count) {
+        return problem(ProblemCode.KEY_INVALID, "Send exactly one " + header
             + " header with one value; this request carried " + count + ".");
     }
 
-    /** 400 {@code idempotency-key-invalid}: {@code reason} says what is wrong, without the key itself. */
+    /** 400 {@code idempotency-key-invalid}: {@code reason} says what is wrong with the header's key, without the key itself. */
     public MutableHttpResponse<byte[]> keyInvalid(String reason) {
-        return problem(ProblemCode.KEY_INVALID, reason
-            + ". A key is 1 to 255 printable ASCII characters, sent as a quoted string.");
+        return keyInvalidDetail(reason + ". A key is 1 to 255 printable ASCII characters, sent as a quoted string.");
+    }
+
+    /** 400 {@code idempotency-key-invalid} with {@code detail}. */
+    public MutableHttpResponse<byte[]> keyInvalidDetail(String detail) {
+        return problem(ProblemCode.KEY_INVALID, detail);
     }
 
     /** 413 {@code idempotency-body-too-large}. */
@@ -89,6 +103,12 @@ public final class Responses {
     public MutableHttpResponse<byte[]> bodyUnreadable() {
         return problem(ProblemCode.BODY_UNREADABLE, "The request body could not be read to its end. Send it again"
             + " with the same " + config.getHeaderName() + ": it was not used.");
+    }
+
+    /** 400 {@code idempotency-body-unreadable}: the body is not what its Content-Type says, as {@code what} explains. */
+    public MutableHttpResponse<byte[]> bodyMalformed(String what) {
+        return problem(ProblemCode.BODY_UNREADABLE, "The request body could not be read as its Content-Type says: "
+            + what + ". Send it again, well-formed, with the same " + config.getHeaderName() + ": it was not used.");
     }
 
     /** 422 {@code idempotency-key-reused}. */
