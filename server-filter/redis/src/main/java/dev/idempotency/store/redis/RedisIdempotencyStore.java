@@ -9,6 +9,7 @@ import dev.idempotency.server.store.RecordInfo;
 import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.StoredResponseCodec;
+import dev.idempotency.server.store.UnconfirmedAcquireException;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -478,21 +479,23 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             + confirmations(written) + " within " + replicaWait.timeoutMillis() + " ms"
             : "the acquire of " + recordKeyText(storeKey) + " was not sent: the primary's last WAIT, less than "
             + ReplicaWait.SHORT_PROBE_MILLIS + " ms ago, was confirmed by " + confirmations(written);
-        IdempotencyStoreException refused = new IdempotencyStoreException("Redis idempotency store: " + what + " ("
-            + RedisIdempotencyStoreConfigurationProperties.PREFIX + ".wait-replicas=" + replicaWait.replicas()
-            + "), so a failover could lose it: " + (sent ? "the record is released and the request not run"
-                : "the request is not run") + ". Retry later; if it lasts, check the replicas"
-            + " (INFO replication on the primary) or lower wait-replicas");
+        String prefix = "Redis idempotency store: " + what + " (" + RedisIdempotencyStoreConfigurationProperties.PREFIX
+            + ".wait-replicas=" + replicaWait.replicas() + "), so a failover could lose it: ";
+        String advice = ". Retry later; if it lasts, check the replicas (INFO replication on the primary) or lower"
+            + " wait-replicas";
         if (!sent) {
-            return CompletableFuture.failedFuture(refused);
+            return CompletableFuture.failedFuture(new IdempotencyStoreException(prefix + "the request is not run" + advice));
         }
-        // released before the refusal is answered, so the retry finds the key free
+        // released before the refusal is answered, so the retry finds the key free; when the release
+        // fails too (the primary died), the filter goes on releasing it in the background
         return release(storeKey, token).toCompletableFuture().<AcquireResult>handle((released, failure) -> {
             if (failure != null) {
-                LOG.warn("idempotency Redis store: the under-replicated acquire of {} could not be released ({});"
-                    + " the key stays in progress until its lease ends", recordKeyText(storeKey), cause(failure).toString());
+                throw new UnconfirmedAcquireException(prefix + "the request is not run, and its record's release is"
+                    + " pending (" + cause(failure) + "): the filter retries it until it lands or the lease ends"
+                    + advice, storeKey, token, false, cause(failure));
             }
-            throw refused;
+            throw new UnconfirmedAcquireException(prefix + "the record is released and the request not run" + advice,
+                storeKey, token, true, null);
         });
     }
 

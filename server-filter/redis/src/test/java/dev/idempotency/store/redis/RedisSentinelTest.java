@@ -1,6 +1,7 @@
 package dev.idempotency.store.redis;
 
 import ch.qos.logback.classic.Level;
+import dev.idempotency.server.http.IdempotencyFilter;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.testsupport.Http;
 import dev.idempotency.testsupport.LocalRedisSentinels;
@@ -28,6 +29,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -162,6 +165,45 @@ class RedisSentinelTest {
             }
             // one execution per key: the ten before, and each key the callers got answered
             assertThat(TestApi.executions(test)).isEqualTo(10 + answered);
+        }
+    }
+
+    @Test
+    @DisplayName("S24: the primary killed while an acquire waits for its replicas: the 503's record reached the new"
+        + " primary, and its release, retried in the background, frees the key within seconds of the promotion, not"
+        + " a lease later; the handler runs once")
+    void unconfirmedAcquireCutOffByAFailoverIsReleased() throws Exception {
+        try (ApplicationContext app = app(Map.of("idempotency.store.redis.wait-replicas", 1,
+                "idempotency.store.redis.command-timeout", "3s", "idempotency.store.redis.wait-timeout", "2s"));
+             LogCapture log = LogCapture.of(IdempotencyFilter.LOG_CATEGORY, Level.INFO).start()) {
+            Http http = new Http(app.getBean(EmbeddedServer.class).start().getURI());
+            String test = "cut-off-" + UUID.randomUUID();
+            FailoverLoad.answer(http, "/redis-api/" + test, key(), new AtomicInteger()); // connections up
+            String key = key();
+            List<RedisServerProcess> replicas = redis.servers().stream().filter(r -> r.port() != redis.primaryPort())
+                .toList();
+            // the replicas stop reading: the acquire's record waits in their sockets, its WAIT unanswered
+            replicas.forEach(RedisServerProcess::pause);
+            CompletableFuture<HttpResponse<byte[]>> first;
+            CompletableFuture<Long> promoted;
+            try {
+                first = CompletableFuture.supplyAsync(() -> http.postJson("/redis-api/" + test, key, "{}"));
+                RedisServerProcess.sleep(400);
+                promoted = CompletableFuture.supplyAsync(redis::failOver); // kill -9, then the promotion
+                RedisServerProcess.sleep(200);
+            } finally {
+                replicas.forEach(RedisServerProcess::resume); // they read the record, then see the primary gone
+            }
+            assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(503);
+            promoted.get(60, TimeUnit.SECONDS);
+            long afterPromotion = System.nanoTime();
+
+            HttpResponse<byte[]> answered = FailoverLoad.answer(http, "/redis-api/" + test, key, new AtomicInteger());
+            long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - afterPromotion);
+            assertThat(answered.statusCode()).isEqualTo(200);
+            assertThat(seconds).as("seconds from the promotion until the key ran (the lease is 30 s)").isLessThan(10);
+            assertThat(TestApi.executions(test)).as("the warm-up and the cut-off key, each once").isEqualTo(2);
+            assertThat(log.lines()).anyMatch(m -> m.contains("release pending"));
         }
     }
 

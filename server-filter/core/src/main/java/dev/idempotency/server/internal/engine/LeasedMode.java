@@ -1,6 +1,8 @@
 package dev.idempotency.server.internal.engine;
 
 import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStoreException;
+import dev.idempotency.server.store.UnconfirmedAcquireException;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.internal.runtime.RequestLoop;
@@ -59,7 +61,14 @@ final class LeasedMode implements ExecutionMode {
         ex.loop().whenComplete(acquired, (result, failure) -> {
             try {
                 if (failure != null) {
-                    attempt.complete(new Attempt.StoreFailed(StoreCalls.asStoreFailure(failure)));
+                    IdempotencyStoreException storeFailure = StoreCalls.asStoreFailure(failure);
+                    if (storeFailure instanceof UnconfirmedAcquireException unconfirmed && !unconfirmed.released()) {
+                        // the record was written but not confirmed, and the store could not release it:
+                        // release it from here until it lands (S24), not leave it locked for the lease
+                        settlement.releaseInBackground(new Lease(ex.key(), unconfirmed.fencingToken(), ex.policy().lease()),
+                            unconfirmed.getCause() != null ? unconfirmed.getCause() : unconfirmed);
+                    }
+                    attempt.complete(new Attempt.StoreFailed(storeFailure));
                 } else if (result instanceof AcquireResult.Acquired a) {
                     execute(ex, a, attempt);
                 } else {

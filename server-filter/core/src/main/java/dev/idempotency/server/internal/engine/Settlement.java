@@ -34,9 +34,10 @@ import static dev.idempotency.server.internal.telemetry.FilterLog.LOG;
  * key to expire and the handler to run a second time. The lease holds for those retries only if
  * its last renewal reached the store; when the store was down for longer, another request may
  * take over and these retries are fenced off. A release is awaited too (a retry right after a 5xx
- * runs again rather than meeting 409); when it fails the key stays locked until its lease
- * expires, unless the store removed it before its answer was lost. Both ERROR lines say so,
- * and that the lease may have expired already: the renewals went to the same store.
+ * runs again rather than meeting 409); when it fails it is retried in the background with
+ * backoff (up to 1 s apart) until the store answers or the lease ends, so a key whose release a
+ * failover cut off is free soon after the promotion (CONTRACT S24). The WARN line says the
+ * release is pending, an INFO line when it landed, an ERROR line when it was given up.
  *
  * <p>A completion the store refuses (no in-progress record with the lease's token) is counted
  * as fenced ({@code idempotency.completions.fenced}) and logged with what the record shows,
@@ -53,6 +54,8 @@ import static dev.idempotency.server.internal.telemetry.FilterLog.LOG;
 final class Settlement {
 
     private static final long FIRST_RETRY_MILLIS = 100;
+    /** The longest wait between two tries of a release: a failover's promotion takes about a second. */
+    private static final long MAX_RELEASE_RETRY_MILLIS = 1000;
     /** What the ERROR line of a completion given up adds when the application is stopping. */
     private static final String STOPPING = ", and the application is stopping, so it is not tried again";
     /** A settlement done at once; shared, since a completed stage never changes. */
@@ -120,7 +123,8 @@ final class Settlement {
     }
 
     /**
-     * Removes the in-progress record of {@code lease}, so the next request with the key runs.
+     * Removes the in-progress record of {@code lease}, so the next request with the key runs. When
+     * the store fails, the release goes on in the background ({@link #releaseInBackground}).
      *
      * @return completes (never exceptionally) once the store answered or failed
      */
@@ -128,12 +132,46 @@ final class Settlement {
         return calls.timed("release", () -> store.release(lease.key().storeKey(), lease.token()))
             .handle((released, failure) -> {
                 if (failure != null) {
-                    LOG.error("idempotency release failed key={} ({}): the key may stay locked until its lease"
-                        + " expires (it may have already, if its renewals failed too)",
-                        lease.key(), StoreCalls.describe(failure));
+                    releaseInBackground(lease, failure);
                 }
                 return null;
             });
+    }
+
+    /**
+     * Retries the release of {@code lease}, which just failed with {@code failure}, in the
+     * background with backoff until the store answers (released, or fenced: someone else holds
+     * the key now) or the lease ends, when the key is free anyway. After a failover the retries
+     * reach whichever node is primary then, so a key whose release was cut off is free within
+     * about the promotion, not a whole lease later.
+     */
+    void releaseInBackground(Lease lease, Throwable failure) {
+        long giveUpAt = System.nanoTime() + lease.duration().toNanos();
+        LOG.warn("idempotency release failed key={} ({}): release pending, retried in the background until it lands"
+            + " or the lease ends", lease.key(), StoreCalls.describe(failure));
+        retryReleaseLater(lease, FIRST_RETRY_MILLIS, giveUpAt, 1);
+    }
+
+    private void retryReleaseLater(Lease lease, long delayMillis, long giveUpAt, int tries) {
+        if (closed || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) > giveUpAt) {
+            LOG.error("idempotency release given up key={} after {} tries{}: the key stays in progress until its lease"
+                + " ends, then a retry runs the handler", lease.key(), tries, closed ? STOPPING : "");
+            return;
+        }
+        IdempotencyScheduler.Cancellable retry = scheduler.schedule(() -> calls.timed("release",
+                () -> store.release(lease.key().storeKey(), lease.token()))
+            .whenComplete((released, failure) -> {
+                if (failure != null) {
+                    retryReleaseLater(lease, Math.min(delayMillis * 2, MAX_RELEASE_RETRY_MILLIS), giveUpAt, tries + 1);
+                } else {
+                    LOG.info("idempotency release landed key={} after {} tries ({})", lease.key(), tries + 1,
+                        Boolean.TRUE.equals(released) ? "released" : "the key had moved on: taken over or gone");
+                }
+            }), delayMillis, TimeUnit.MILLISECONDS);
+        if (retry == null) {
+            LOG.error("idempotency release given up key={} after {} tries{}: the key stays in progress until its lease"
+                + " ends, then a retry runs the handler", lease.key(), tries, STOPPING);
+        }
     }
 
     private void retryLater(Lease lease, StoredResponse stored, Duration retention, long delayMillis, long giveUpAt) {
