@@ -1,12 +1,18 @@
 package dev.idempotency.client;
 
+import io.micronaut.aop.InterceptedMethod;
 import io.micronaut.aop.MethodInterceptor;
+import io.micronaut.aop.kotlin.KotlinInterceptedMethod;
 import io.micronaut.aop.MethodInvocationContext;
 import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.async.publisher.Publishers;
+import io.micronaut.core.convert.ConversionService;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.MutableHttpRequest;
 import io.micronaut.http.client.ClientAttributes;
+
+import org.reactivestreams.Publisher;
 
 import java.util.Optional;
 
@@ -25,6 +31,10 @@ final class DeclarativeCall {
 
     private final MethodInvocationContext<Object, Object> context;
     private final MethodInterceptor<Object, Object> interceptor;
+    /** A Kotlin {@code suspend} method's interception, whose continuation each attempt swaps for its own; else null. */
+    @Nullable
+    private final KotlinInterceptedMethod suspended;
+    private final ConversionService conversionService;
     private final String key;
     private final String headerName;
     private final String budgetTarget;
@@ -33,9 +43,12 @@ final class DeclarativeCall {
     private volatile HttpResponse<?> lastResponse;
 
     DeclarativeCall(MethodInvocationContext<Object, Object> context, MethodInterceptor<Object, Object> interceptor,
-                    String key, String headerName, String budgetTarget) {
+                    InterceptedMethod intercepted, ConversionService conversionService, String key, String headerName,
+                    String budgetTarget) {
         this.context = context;
         this.interceptor = interceptor;
+        this.suspended = intercepted instanceof KotlinInterceptedMethod kotlin ? kotlin : null;
+        this.conversionService = conversionService;
         this.key = key;
         this.headerName = headerName;
         this.budgetTarget = budgetTarget;
@@ -63,9 +76,26 @@ final class DeclarativeCall {
         this.lastResponse = null;
     }
 
-    /** One attempt: the rest of the interceptor chain, i.e. the HTTP client advice binds and sends a new request. */
+    /**
+     * One attempt: the rest of the interceptor chain, i.e. the HTTP client advice binds and sends a
+     * new request. For a Kotlin {@code suspend} method the attempt gets a continuation of its own,
+     * which completes the stage returned here: with the caller's continuation, the client would
+     * resume the caller with the first attempt's outcome, and no attempt after it would count.
+     */
     Object proceed() {
-        return context.proceed(interceptor);
+        return suspended != null ? suspended.interceptResultAsCompletionStage(interceptor) : context.proceed(interceptor);
+    }
+
+    /**
+     * @return {@code value} as a {@link Publisher} when it is a reactive type other than one (a
+     *     Kotlin {@code Flow}, say), else {@code value} itself
+     */
+    Object asPublisherIfReactive(Object value) {
+        if (value == null || value instanceof Publisher<?> || value instanceof java.util.concurrent.CompletionStage<?>
+            || !Publishers.isConvertibleToPublisher(value)) {
+            return value;
+        }
+        return conversionService.convert(value, Publisher.class).map(p -> (Object) p).orElse(value);
     }
 
     /** Called by the filter on each attempt's request: the same key every time. */

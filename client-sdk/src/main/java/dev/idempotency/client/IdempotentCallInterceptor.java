@@ -64,7 +64,8 @@ final class IdempotentCallInterceptor implements MethodInterceptor<Object, Objec
         IdempotentClientConfig config = engine.config();
         String key = Keys.choose(callerKey(context).orElse(null), step(context), httpMethod(context),
             context.stringValue(HttpMethodMapping.class).orElse("/"), config);
-        DeclarativeCall call = new DeclarativeCall(context, this, key, config.headerName(), budgetTarget(context, name));
+        DeclarativeCall call = new DeclarativeCall(context, this, intercepted, conversionService, key, config.headerName(),
+            budgetTarget(context, name));
         context.setAttribute(DeclarativeCall.ATTRIBUTE, call);
         if (intercepted.resultType() != InterceptedMethod.ResultType.SYNCHRONOUS) {
             // CompletableFuture/CompletionStage, or a Publisher (Mono, Flux, ...): the same policy,

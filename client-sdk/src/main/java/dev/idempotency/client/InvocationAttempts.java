@@ -57,7 +57,7 @@ final class InvocationAttempts extends AttemptLoop<Object> {
         try {
             Object value = call.proceed();
             if (loop == null) {
-                return settled(value, number);
+                return settled(call.asPublisherIfReactive(value), number);
             }
             HttpResponse<?> response = value instanceof HttpResponse<?> r ? r : call.lastResponse();
             IdempotentResult<byte[]> snapshot = response != null ? snapshot(response, number)
