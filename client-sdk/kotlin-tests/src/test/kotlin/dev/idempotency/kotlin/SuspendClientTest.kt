@@ -4,7 +4,6 @@ import dev.idempotency.client.IdempotencyKey
 import dev.idempotency.client.IdempotencyKeyReusedException
 import dev.idempotency.client.IdempotentCall
 import dev.idempotency.server.Idempotent
-import io.micronaut.context.annotation.Property
 import io.micronaut.context.annotation.Requires
 import io.micronaut.http.HttpResponse
 import io.micronaut.http.HttpStatus
@@ -15,6 +14,10 @@ import io.micronaut.http.annotation.Post
 import io.micronaut.http.client.annotation.Client
 import io.micronaut.serde.annotation.Serdeable
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest
+import io.micronaut.test.support.TestPropertyProvider
+import dev.idempotency.testsupport.Stores
+import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.TestInstance
 import jakarta.inject.Inject
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.single
@@ -72,11 +75,18 @@ interface OrdersClient {
  * key, retried with that key like a blocking or CompletableFuture method; a 422 raises the SDK's
  * typed exception; a method returning Flow sends its request and yields the body.
  */
-@MicronautTest
-@Property(name = "spec.name", value = "SuspendClientTest")
-@Property(name = "idempotency.client.default.max-attempts", value = "4")
-@Property(name = "idempotency.client.default.base-delay", value = "10ms")
-class SuspendClientTest {
+abstract class SuspendClientTest : TestPropertyProvider {
+
+    /** @return the store's properties */
+    abstract fun store(): Map<String, Any>
+
+    @AfterAll
+    fun removeStoreData() = Stores.removeCreated()
+
+    override fun getProperties(): Map<String, String> = (store() + mapOf(
+        "spec.name" to "SuspendClientTest",
+        "idempotency.client.default.max-attempts" to "4",
+        "idempotency.client.default.base-delay" to "10ms")).mapValues { it.value.toString() }
 
     @Inject
     lateinit var client: OrdersClient
@@ -116,4 +126,16 @@ class SuspendClientTest {
         assertThat(order.quantity).isEqualTo(3)
         assertThat(api.runs.get()).isEqualTo(before + 1)
     }
+}
+
+@MicronautTest
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SuspendClientInMemoryTest : SuspendClientTest() {
+    override fun store(): Map<String, Any> = Stores.MEMORY.properties()
+}
+
+@MicronautTest
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SuspendClientOnRedisTest : SuspendClientTest() {
+    override fun store(): Map<String, Any> = Stores.REDIS.properties()
 }

@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.engine;
 
+import dev.idempotency.server.internal.response.Attributes;
 import dev.idempotency.server.IdempotencyConfiguration;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
 import dev.idempotency.server.OperationSteps;
@@ -16,6 +17,7 @@ import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.core.type.Argument;
 import io.micronaut.json.JsonMapper;
+import io.micronaut.web.router.RouteInfo;
 import dev.idempotency.server.store.BoundedExecutor;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
@@ -147,6 +149,13 @@ final class StepJournals {
             return ex.operation().recordId();
         }
 
+        /** @return whether the route is a Kotlin {@code suspend} function or returns a {@code Flow} */
+        private boolean kotlinRoute() {
+            RouteInfo<?> route = Attributes.route(ex.request());
+            return route != null && (route.isSuspended()
+                || route.getReturnType().getType().getName().equals("kotlinx.coroutines.flow.Flow"));
+        }
+
         @Override
         protected void abandon() {
             abandoned = true;
@@ -157,8 +166,11 @@ final class StepJournals {
                                     boolean transactional, Supplier<T> work) {
             if (ex.loop().inLoop()) {
                 throw new IllegalStateException("the durable step '" + name + "' would block an event loop: step(...)"
-                    + " waits for the store on the calling thread, so call it from a route on a blocking executor"
-                    + " (@ExecuteOn(TaskExecutors.BLOCKING)), or use stepAsync(...) here");
+                    + " waits for the store on the calling thread, so " + (kotlinRoute()
+                    ? "in a Kotlin suspend or Flow route (which starts on the event loop even with @ExecuteOn) wrap it in"
+                        + " withContext(Dispatchers.IO) { ... }, or use stepAsync(...).await() here"
+                    : "call it from a route on a blocking executor (@ExecuteOn(TaskExecutors.BLOCKING)), or use"
+                        + " stepAsync(...) here"));
             }
             CompletableFuture<Object> mine = new CompletableFuture<>();
             CompletableFuture<Object> earlier = seen.putIfAbsent(name, mine);
