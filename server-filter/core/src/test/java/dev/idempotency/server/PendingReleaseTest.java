@@ -117,8 +117,8 @@ class PendingReleaseTest {
         String id = "a-" + UUID.randomUUID();
         String key = key();
         try (LogCapture log = LogCapture.of(IdempotencyFilter.LOG_CATEGORY, Level.INFO).start()) {
-            store.unconfirmed.add(storeKeyFor(http, id, key));
-            store.downFor.put(storeKeyFor(http, id, key), new AtomicInteger(3)); // 3 more tries fail
+            store.unconfirmed.add(storeKeyFor(key));
+            store.downFor.put(storeKeyFor(key), new AtomicInteger(3)); // 3 more tries fail
             assertThat(http.postJson("/pending/" + id, key, "{}").statusCode()).isEqualTo(503);
             assertThat(api.runs.get(id)).isNull();
 
@@ -139,7 +139,7 @@ class PendingReleaseTest {
         String id = "b-" + UUID.randomUUID();
         String key = key();
         try (LogCapture log = LogCapture.of(IdempotencyFilter.LOG_CATEGORY, Level.INFO).start()) {
-            store.downFor.put(storeKeyFor(http, id, key), new AtomicInteger(2));
+            store.downFor.put(storeKeyFor(key), new AtomicInteger(2));
             assertThat(http.postJson("/pending/" + id, key, "{\"fail\":true}").statusCode()).isEqualTo(500);
             Await.until("the retry runs", Duration.ofSeconds(10),
                 () -> http.postJson("/pending/" + id, key, "{\"fail\":true}").statusCode() == 200);
@@ -150,7 +150,7 @@ class PendingReleaseTest {
     }
 
     /** @return the store key of {@code key} (quoted) on {@code /pending/{id}}, for an anonymous caller */
-    private String storeKeyFor(Http http, String id, String key) {
+    private String storeKeyFor(String key) {
         return RequestDigest.begin(RequestDigest.CALLER_ANONYMOUS, config.getAnonymousScope(), "POST", "/pending/{id}",
             key.substring(1, key.length() - 1)).storeKey();
     }
