@@ -30,7 +30,7 @@ import java.lang.annotation.Target;
  * <ul>
  *   <li>The key is made ONCE, before the first attempt: a random UUIDv4 from the configured key
  *       generator, or the value of the parameter annotated {@link IdempotencyKey} when the caller
- *       passes one (validated like {@link IdempotentOperation#key(String)}: 1 to 255 printable
+ *       passes one (validated like {@link IdempotentRequest#key(String)}: 1 to 255 printable
  *       ASCII characters; an invalid key throws {@link InvalidIdempotencyKeyException} and nothing
  *       is sent). Inside an operation under the server filter, a key derived from that operation
  *       and the call's {@link #step()} instead of a random one (C11), so a handler that runs

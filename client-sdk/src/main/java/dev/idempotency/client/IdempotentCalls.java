@@ -1,5 +1,6 @@
 package dev.idempotency.client;
 
+import dev.idempotency.client.internal.DeclarativeCall;
 import java.util.Optional;
 
 /**

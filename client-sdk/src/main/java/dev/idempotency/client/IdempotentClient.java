@@ -1,5 +1,6 @@
 package dev.idempotency.client;
 
+import dev.idempotency.client.internal.DefaultIdempotentClient;
 import io.github.resilience4j.retry.Retry;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.client.HttpClient;
@@ -15,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
  * <pre>{@code
  * IdempotentClient payments = IdempotentClient.create(httpClient, IdempotentClientConfig.ofDefaults());
  * IdempotentResult<Payment> r = payments.execute(
- *     IdempotentOperation.post("/payments", new NewPayment(1000, "EUR")), Payment.class);
+ *     IdempotentRequest.post("/payments", new NewPayment(1000, "EUR")), Payment.class);
  * r.body(); r.replayed(); r.attempts(); r.key();
  * }</pre>
  *
@@ -46,7 +47,7 @@ public interface IdempotentClient {
      * Runs the operation, blocking the calling thread until it ends. Do not call it on an event
      * loop thread.
      *
-     * @param operation the operation
+     * @param request   the request
      * @param bodyType  the type to decode the final body to ({@code byte[]}, {@code String} or
      *                  anything the JSON mapper reads)
      * @param <T>       the body type
@@ -54,39 +55,39 @@ public interface IdempotentClient {
      * @throws IdempotentRequestException     when the operation fails (see the subclasses)
      * @throws InvalidIdempotencyKeyException when the caller's key is invalid (nothing was sent)
      */
-    <T> IdempotentResult<T> execute(IdempotentOperation operation, Argument<T> bodyType);
+    <T> IdempotentResult<T> execute(IdempotentRequest request, Argument<T> bodyType);
 
     /**
-     * @see #execute(IdempotentOperation, Argument)
+     * @see #execute(IdempotentRequest, Argument)
      */
-    default <T> IdempotentResult<T> execute(IdempotentOperation operation, Class<T> bodyType) {
-        return execute(operation, Argument.of(bodyType));
+    default <T> IdempotentResult<T> execute(IdempotentRequest request, Class<T> bodyType) {
+        return execute(request, Argument.of(bodyType));
     }
 
     /**
-     * @see #execute(IdempotentOperation, Argument)
+     * @see #execute(IdempotentRequest, Argument)
      */
-    default IdempotentResult<byte[]> execute(IdempotentOperation operation) {
-        return execute(operation, byte[].class);
+    default IdempotentResult<byte[]> execute(IdempotentRequest request) {
+        return execute(request, byte[].class);
     }
 
     /**
      * Runs the operation without blocking. The future fails with the same exceptions
-     * {@link #execute(IdempotentOperation, Argument)} throws; its dependent stages may run on the
+     * {@link #execute(IdempotentRequest, Argument)} throws; its dependent stages may run on the
      * HTTP client's event loop, so they must not block.
      *
-     * @param operation the operation
+     * @param request   the request
      * @param bodyType  the type to decode the final body to
      * @param <T>       the body type
      * @return the result, eventually
      */
-    <T> CompletableFuture<IdempotentResult<T>> executeAsync(IdempotentOperation operation, Argument<T> bodyType);
+    <T> CompletableFuture<IdempotentResult<T>> executeAsync(IdempotentRequest request, Argument<T> bodyType);
 
     /**
-     * @see #executeAsync(IdempotentOperation, Argument)
+     * @see #executeAsync(IdempotentRequest, Argument)
      */
-    default <T> CompletableFuture<IdempotentResult<T>> executeAsync(IdempotentOperation operation, Class<T> bodyType) {
-        return executeAsync(operation, Argument.of(bodyType));
+    default <T> CompletableFuture<IdempotentResult<T>> executeAsync(IdempotentRequest request, Class<T> bodyType) {
+        return executeAsync(request, Argument.of(bodyType));
     }
 
     /** @return the settings */

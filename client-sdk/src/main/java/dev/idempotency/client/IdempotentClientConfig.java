@@ -27,7 +27,7 @@ import java.util.random.RandomGenerator;
  *     .build();
  * }</pre>
  *
- * <p>The defaults are the {@code DEFAULT_*} constants of {@link IdempotentClientConfiguration}.
+ * <p>The defaults are the {@code DEFAULT_*} constants of {@link IdempotentClientConfigurationProperties}.
  */
 public final class IdempotentClientConfig {
 
@@ -228,12 +228,16 @@ public final class IdempotentClientConfig {
 
     /** @return the mapper for typed bodies and problem bodies, if one was set */
     @Nullable
-    JsonMapper jsonMapper() {
+    public JsonMapper jsonMapper() {
         return jsonMapper;
     }
 
+    /**
+     * @return the Micrometer {@code MeterRegistry} the client meters into, if one was set (typed
+     *     {@code Object} so that Micrometer stays an optional dependency)
+     */
     @Nullable
-    Object meterRegistry() {
+    public Object meterRegistry() {
         return meterRegistry;
     }
 
@@ -252,21 +256,21 @@ public final class IdempotentClientConfig {
      */
     public static final class Builder {
         private String name = "default";
-        private int maxAttempts = IdempotentClientConfiguration.DEFAULT_MAX_ATTEMPTS;
-        private Duration baseDelay = IdempotentClientConfiguration.DEFAULT_BASE_DELAY;
-        private double multiplier = IdempotentClientConfiguration.DEFAULT_MULTIPLIER;
-        private Duration maxDelay = IdempotentClientConfiguration.DEFAULT_MAX_DELAY;
-        private Duration deadline = IdempotentClientConfiguration.DEFAULT_DEADLINE;
-        private Duration attemptTimeout = IdempotentClientConfiguration.DEFAULT_ATTEMPT_TIMEOUT;
-        private Duration maxRetryAfter = IdempotentClientConfiguration.DEFAULT_MAX_RETRY_AFTER;
-        private Set<Integer> retryableStatuses = new TreeSet<>(IdempotentClientConfiguration.DEFAULT_RETRYABLE_STATUSES);
-        private boolean budgetEnabled = IdempotentClientConfiguration.DEFAULT_BUDGET_ENABLED;
-        private double budgetCapacity = IdempotentClientConfiguration.DEFAULT_BUDGET_CAPACITY;
-        private double budgetRefillPerSuccess = IdempotentClientConfiguration.DEFAULT_BUDGET_REFILL_PER_SUCCESS;
-        private KeyFormat keyFormat = IdempotentClientConfiguration.DEFAULT_KEY_FORMAT;
-        private boolean deriveKeys = IdempotentClientConfiguration.DEFAULT_DERIVE_KEYS;
-        private String headerName = IdempotentClientConfiguration.DEFAULT_HEADER_NAME;
-        private String replayedHeaderName = IdempotentClientConfiguration.DEFAULT_REPLAYED_HEADER_NAME;
+        private int maxAttempts = IdempotentClientConfigurationProperties.DEFAULT_MAX_ATTEMPTS;
+        private Duration baseDelay = IdempotentClientConfigurationProperties.DEFAULT_BASE_DELAY;
+        private double multiplier = IdempotentClientConfigurationProperties.DEFAULT_MULTIPLIER;
+        private Duration maxDelay = IdempotentClientConfigurationProperties.DEFAULT_MAX_DELAY;
+        private Duration deadline = IdempotentClientConfigurationProperties.DEFAULT_DEADLINE;
+        private Duration attemptTimeout = IdempotentClientConfigurationProperties.DEFAULT_ATTEMPT_TIMEOUT;
+        private Duration maxRetryAfter = IdempotentClientConfigurationProperties.DEFAULT_MAX_RETRY_AFTER;
+        private Set<Integer> retryableStatuses = new TreeSet<>(IdempotentClientConfigurationProperties.DEFAULT_RETRYABLE_STATUSES);
+        private boolean budgetEnabled = IdempotentClientConfigurationProperties.DEFAULT_BUDGET_ENABLED;
+        private double budgetCapacity = IdempotentClientConfigurationProperties.DEFAULT_BUDGET_CAPACITY;
+        private double budgetRefillPerSuccess = IdempotentClientConfigurationProperties.DEFAULT_BUDGET_REFILL_PER_SUCCESS;
+        private KeyFormat keyFormat = IdempotentClientConfigurationProperties.DEFAULT_KEY_FORMAT;
+        private boolean deriveKeys = IdempotentClientConfigurationProperties.DEFAULT_DERIVE_KEYS;
+        private String headerName = IdempotentClientConfigurationProperties.DEFAULT_HEADER_NAME;
+        private String replayedHeaderName = IdempotentClientConfigurationProperties.DEFAULT_REPLAYED_HEADER_NAME;
         private Clock clock = Clock.systemUTC();
         private Sleeper sleeper = Sleeper.system();
         private RandomGenerator random;

@@ -4,18 +4,57 @@ import io.micronaut.context.annotation.EachProperty;
 import io.micronaut.context.annotation.Parameter;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.naming.Named;
 
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 
 /**
- * {@code idempotency.client.<name>.*}: one named idempotent client. Public because Micronaut
- * binds it; use {@link IdempotentClientConfiguration}.
+ * {@code idempotency.client.<name>.*}: the settings of one named idempotent client, e.g.
+ * {@code idempotency.client.payments.max-attempts: 5}. Each configured name becomes an
+ * {@link IdempotentClient} bean qualified by {@code @Named("<name>")}, built from
+ * {@link #toBuilder()}, so the values are checked by {@link IdempotentClientConfig.Builder} at
+ * startup. Public because Micronaut binds it; code reads the settings as an
+ * {@link IdempotentClientConfig} ({@link IdempotentClient#config()}).
  */
 @Internal
-@EachProperty(IdempotentClientConfiguration.PREFIX)
-public class IdempotentClientConfigurationProperties implements IdempotentClientConfiguration {
+@EachProperty(IdempotentClientConfigurationProperties.PREFIX)
+public class IdempotentClientConfigurationProperties implements Named {
+
+    /** The prefix of every named client's settings. */
+    public static final String PREFIX = "idempotency.client";
+    /** Default attempts per operation, the first included. */
+    public static final int DEFAULT_MAX_ATTEMPTS = 4;
+    /** Default backoff ceiling before the first retry. */
+    public static final Duration DEFAULT_BASE_DELAY = Duration.ofMillis(250);
+    /** Default growth factor of the backoff ceiling. */
+    public static final double DEFAULT_MULTIPLIER = 2.0;
+    /** Default cap on the backoff ceiling. */
+    public static final Duration DEFAULT_MAX_DELAY = Duration.ofSeconds(10);
+    /** Default overall deadline of one operation. */
+    public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
+    /** Default timeout of one attempt. */
+    public static final Duration DEFAULT_ATTEMPT_TIMEOUT = Duration.ofSeconds(10);
+    /** Default longest Retry-After honoured. */
+    public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(20);
+    /** Default retried statuses (a 409 only when it is the in-progress problem). */
+    public static final Set<Integer> DEFAULT_RETRYABLE_STATUSES = Set.of(408, 409, 425, 429, 500, 502, 503, 504);
+    /** Default: the retry budget is on. */
+    public static final boolean DEFAULT_BUDGET_ENABLED = true;
+    /** Default tokens of a host's retry budget. */
+    public static final double DEFAULT_BUDGET_CAPACITY = 10.0;
+    /** Default tokens a success gives back. */
+    public static final double DEFAULT_BUDGET_REFILL_PER_SUCCESS = 0.1;
+    /** Default key format. */
+    public static final KeyFormat DEFAULT_KEY_FORMAT = KeyFormat.QUOTED;
+    /** Inside an operation under the server filter, calls send derived keys (C11). */
+    public static final boolean DEFAULT_DERIVE_KEYS = true;
+    /** Default request header carrying the key. */
+    public static final String DEFAULT_HEADER_NAME = "Idempotency-Key";
+    /** Default response header marking a replay. */
+    public static final String DEFAULT_REPLAYED_HEADER_NAME = "Idempotent-Replayed";
+
 
     private final String name;
     private String clientId;
@@ -42,12 +81,10 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.name = name;
     }
 
-    @Override
     public String getName() {
         return name;
     }
 
-    @Override
     public Optional<String> getClientId() {
         return Optional.ofNullable(clientId);
     }
@@ -64,7 +101,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.clientId = clientId;
     }
 
-    @Override
     public int getMaxAttempts() {
         return maxAttempts;
     }
@@ -78,7 +114,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.maxAttempts = maxAttempts;
     }
 
-    @Override
     public Duration getBaseDelay() {
         return baseDelay;
     }
@@ -93,7 +128,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.baseDelay = baseDelay;
     }
 
-    @Override
     public double getMultiplier() {
         return multiplier;
     }
@@ -107,7 +141,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.multiplier = multiplier;
     }
 
-    @Override
     public Duration getMaxDelay() {
         return maxDelay;
     }
@@ -121,7 +154,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.maxDelay = maxDelay;
     }
 
-    @Override
     public Duration getDeadline() {
         return deadline;
     }
@@ -135,7 +167,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.deadline = deadline;
     }
 
-    @Override
     public Duration getAttemptTimeout() {
         return attemptTimeout;
     }
@@ -149,7 +180,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.attemptTimeout = attemptTimeout;
     }
 
-    @Override
     public Duration getMaxRetryAfter() {
         return maxRetryAfter;
     }
@@ -164,7 +194,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.maxRetryAfter = maxRetryAfter;
     }
 
-    @Override
     public Set<Integer> getRetryableStatuses() {
         return retryableStatuses;
     }
@@ -180,7 +209,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.retryableStatuses = retryableStatuses;
     }
 
-    @Override
     public boolean isBudgetEnabled() {
         return budgetEnabled;
     }
@@ -194,7 +222,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.budgetEnabled = budgetEnabled;
     }
 
-    @Override
     public double getBudgetCapacity() {
         return budgetCapacity;
     }
@@ -208,7 +235,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.budgetCapacity = budgetCapacity;
     }
 
-    @Override
     public double getBudgetRefillPerSuccess() {
         return budgetRefillPerSuccess;
     }
@@ -223,7 +249,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.budgetRefillPerSuccess = budgetRefillPerSuccess;
     }
 
-    @Override
     public KeyFormat getKeyFormat() {
         return keyFormat;
     }
@@ -239,7 +264,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.keyFormat = keyFormat;
     }
 
-    @Override
     public boolean isDeriveKeys() {
         return deriveKeys;
     }
@@ -256,7 +280,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.deriveKeys = deriveKeys;
     }
 
-    @Override
     public String getHeaderName() {
         return headerName;
     }
@@ -270,7 +293,6 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
         this.headerName = headerName;
     }
 
-    @Override
     public String getReplayedHeaderName() {
         return replayedHeaderName;
     }
@@ -282,5 +304,29 @@ public class IdempotentClientConfigurationProperties implements IdempotentClient
      */
     public void setReplayedHeaderName(String replayedHeaderName) {
         this.replayedHeaderName = replayedHeaderName;
+    }
+
+    /**
+     * @return a builder holding these values, each validated
+     * @throws IllegalArgumentException naming the bad value
+     */
+    public IdempotentClientConfig.Builder toBuilder() {
+        return IdempotentClientConfig.custom()
+            .name(getName())
+            .maxAttempts(getMaxAttempts())
+            .baseDelay(getBaseDelay())
+            .multiplier(getMultiplier())
+            .maxDelay(getMaxDelay())
+            .deadline(getDeadline())
+            .attemptTimeout(getAttemptTimeout())
+            .maxRetryAfter(getMaxRetryAfter())
+            .retryableStatuses(getRetryableStatuses())
+            .budgetEnabled(isBudgetEnabled())
+            .budgetCapacity(getBudgetCapacity())
+            .budgetRefillPerSuccess(getBudgetRefillPerSuccess())
+            .keyFormat(getKeyFormat())
+            .deriveKeys(isDeriveKeys())
+            .headerName(getHeaderName())
+            .replayedHeaderName(getReplayedHeaderName());
     }
 }

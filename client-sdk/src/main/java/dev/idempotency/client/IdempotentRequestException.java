@@ -6,7 +6,7 @@ import java.util.OptionalInt;
 /**
  * The common base of every failure of an idempotent operation (CONTRACT C9). Each carries the
  * key the attempts used (so the caller can retry the same operation later with
- * {@link IdempotentOperation#key(String)}), the number of attempts made, and the last response
+ * {@link IdempotentRequest#key(String)}), the number of attempts made, and the last response
  * with its problem body when there was one.
  *
  * <p>Thrown as is for a failure that is not retryable and has no better type (e.g. an unknown

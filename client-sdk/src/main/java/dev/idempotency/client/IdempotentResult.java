@@ -24,7 +24,19 @@ public final class IdempotentResult<T> {
     private final int attempts;
     private final String key;
 
-    IdempotentResult(int status, Map<String, List<String>> headers, byte[] bodyBytes, T body,
+    /**
+     * A result as the client makes it; public so that code calling a client can be tested with
+     * results of its own.
+     *
+     * @param status    the final response's status
+     * @param headers   its headers (copied; names become case-insensitive)
+     * @param bodyBytes its body as received
+     * @param body      the body decoded to the caller's type
+     * @param replayed  whether the server marked the response as a replay
+     * @param attempts  the attempts made, the last included
+     * @param key       the Idempotency-Key every attempt sent
+     */
+    public IdempotentResult(int status, Map<String, List<String>> headers, byte[] bodyBytes, T body,
                      boolean replayed, int attempts, String key) {
         this.status = status;
         TreeMap<String, List<String>> copy = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);

@@ -158,7 +158,7 @@ class ChaosEndToEndTest {
         int retried = 0;
         for (int op = 0; op < operations; op++) {
             IdempotentResult<String> r = client.execute(
-                IdempotentOperation.post("/chaos/orders/" + op, Map.of("amount", op * 10)), String.class);
+                IdempotentRequest.post("/chaos/orders/" + op, Map.of("amount", op * 10)), String.class);
             String body = new String(r.bodyBytes(), StandardCharsets.UTF_8);
             assertThat(r.status()).as("operation %d", op).isEqualTo(201);
             assertThat(body).as("operation %d returns its original result", op)

@@ -105,12 +105,12 @@ class ConfigTest {
             "idempotency.client.orders.max-attempts", 6,
             "idempotency.client.plain.max-attempts", 2))) {
             IdempotentClient orders = ctx.getBean(IdempotentClient.class, Qualifiers.byName("orders"));
-            IdempotentResult<Map> created = orders.execute(IdempotentOperation.post("/orders", Map.of("sku", "a")), Map.class);
+            IdempotentResult<Map> created = orders.execute(IdempotentRequest.post("/orders", Map.of("sku", "a")), Map.class);
             assertThat(created.status()).isEqualTo(201);
             assertThat(seenKey.get()).isNotBlank();
             // a name no service carries keeps the default client: relative URIs have no host there
             IdempotentClient plain = ctx.getBean(IdempotentClient.class, Qualifiers.byName("plain"));
-            assertThatThrownBy(() -> plain.execute(IdempotentOperation.post("/orders", Map.of()), Map.class))
+            assertThatThrownBy(() -> plain.execute(IdempotentRequest.post("/orders", Map.of()), Map.class))
                 .hasStackTraceContaining("no host");
         } finally {
             server.stop(0);

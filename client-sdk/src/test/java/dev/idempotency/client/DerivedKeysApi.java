@@ -131,7 +131,7 @@ final class DerivedKeysApi {
         @ExecuteOn(TaskExecutors.BLOCKING)
         HttpResponse<Paid> programmatic(@Header("Idempotency-Key") String key, @Header("X-Fail") int fail,
                                         @Body Order order) {
-            IdempotentResult<Charge> charged = client.execute(IdempotentOperation.post("/c11/gateway/charges", order), CHARGE);
+            IdempotentResult<Charge> charged = client.execute(IdempotentRequest.post("/c11/gateway/charges", order), CHARGE);
             return answer(key, fail, order, List.of(charged));
         }
 
@@ -141,8 +141,8 @@ final class DerivedKeysApi {
         HttpResponse<Paid> twoCharges(@Header("Idempotency-Key") String key, @Header("X-Fail") int fail,
                                       @Body Order order) {
             // two calls of one method and path: the default steps are POST /c11/gateway/charges#1 and #2
-            IdempotentResult<Charge> first = client.execute(IdempotentOperation.post("/c11/gateway/charges", order), CHARGE);
-            IdempotentResult<Charge> second = client.execute(IdempotentOperation.post("/c11/gateway/charges", order), CHARGE);
+            IdempotentResult<Charge> first = client.execute(IdempotentRequest.post("/c11/gateway/charges", order), CHARGE);
+            IdempotentResult<Charge> second = client.execute(IdempotentRequest.post("/c11/gateway/charges", order), CHARGE);
             return answer(key, fail, order, List.of(first, second));
         }
 
@@ -151,7 +151,7 @@ final class DerivedKeysApi {
         @ExecuteOn(TaskExecutors.BLOCKING)
         HttpResponse<Paid> named(@Header("Idempotency-Key") String key, @Header("X-Fail") int fail, @Body Order order) {
             IdempotentResult<Charge> programmatic = client.execute(
-                IdempotentOperation.post("/c11/gateway/charges", order).step("charge-card"), CHARGE);
+                IdempotentRequest.post("/c11/gateway/charges", order).step("charge-card"), CHARGE);
             return answer(key, fail, order, List.of(programmatic));
         }
 
@@ -161,7 +161,7 @@ final class DerivedKeysApi {
         HttpResponse<Paid> explicit(@Header("Idempotency-Key") String key, @Header("X-Fail") int fail,
                                     @Header("X-Downstream-Key") String downstream, @Body Order order) {
             IdempotentResult<Charge> charged = client.execute(
-                IdempotentOperation.post("/c11/gateway/charges", order).key(downstream), CHARGE);
+                IdempotentRequest.post("/c11/gateway/charges", order).key(downstream), CHARGE);
             return answer(key, fail, order, List.of(charged));
         }
 
@@ -170,7 +170,7 @@ final class DerivedKeysApi {
         @ExecuteOn(TaskExecutors.BLOCKING)
         HttpResponse<Paid> underived(@Header("Idempotency-Key") String key, @Header("X-Fail") int fail,
                                      @Body Order order) {
-            IdempotentResult<Charge> charged = underived.execute(IdempotentOperation.post("/c11/gateway/charges", order), CHARGE);
+            IdempotentResult<Charge> charged = underived.execute(IdempotentRequest.post("/c11/gateway/charges", order), CHARGE);
             return answer(key, fail, order, List.of(charged));
         }
 
@@ -199,7 +199,7 @@ final class DerivedKeysApi {
         @Idempotent
         CompletableFuture<HttpResponse<Paid>> async(@Header("Idempotency-Key") String key, @Header("X-Fail") int fail,
                                                     @Body Order order) {
-            return client.executeAsync(IdempotentOperation.post("/c11/gateway/charges", order), CHARGE)
+            return client.executeAsync(IdempotentRequest.post("/c11/gateway/charges", order), CHARGE)
                 .thenApply(charged -> answer(key, fail, order, List.of(charged)));
         }
 
@@ -224,7 +224,7 @@ final class DerivedKeysApi {
         @Idempotent(lease = "1s")
         @ExecuteOn(TaskExecutors.BLOCKING)
         HttpResponse<Paid> takeover(@Header("Idempotency-Key") String key, @Body Order order) throws InterruptedException {
-            IdempotentResult<Charge> charged = client.execute(IdempotentOperation.post("/c11/gateway/charges", order), CHARGE);
+            IdempotentResult<Charge> charged = client.execute(IdempotentRequest.post("/c11/gateway/charges", order), CHARGE);
             if (executions.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet() == 1) {
                 // this instance is cut off from the store after the charge: its lease runs out
                 store.cutOff.add(dev.idempotency.server.IdempotentOperation.current().orElseThrow().recordId());

@@ -1,5 +1,6 @@
 package dev.idempotency.client;
 
+import dev.idempotency.client.internal.policy.Keys;
 import dev.idempotency.client.DerivedKeysApi.Gateway;
 import dev.idempotency.client.DerivedKeysApi.GatewayEdge;
 import dev.idempotency.client.DerivedKeysApi.Order;
@@ -191,10 +192,10 @@ class DerivedKeysTest {
     @DisplayName("C11: outside an operation nothing changes: a UUIDv4 per call; a caller key of the derived form is refused")
     void outsideAnOperation() {
         IdempotentResult<DerivedKeysApi.Charge> one = client.execute(
-            IdempotentOperation.post("/c11/gateway/charges", new Order("o-outside", 1)), Argument.of(DerivedKeysApi.Charge.class));
+            IdempotentRequest.post("/c11/gateway/charges", new Order("o-outside", 1)), Argument.of(DerivedKeysApi.Charge.class));
         assertThat(UUID.fromString(one.key()).version()).isEqualTo(4);
 
-        assertThatThrownBy(() -> client.execute(IdempotentOperation.post("/c11/gateway/charges", new Order("o-x", 1))
+        assertThatThrownBy(() -> client.execute(IdempotentRequest.post("/c11/gateway/charges", new Order("o-x", 1))
             .key(OperationContext.DERIVED_KEY_PREFIX + UUID.randomUUID()), Argument.of(DerivedKeysApi.Charge.class)))
             .isInstanceOf(InvalidIdempotencyKeyException.class)
             .hasMessageContaining("reserved for keys the SDK derives");
@@ -203,9 +204,9 @@ class DerivedKeysTest {
     @Test
     @DisplayName("C11: a blank or overlong step name is refused where it is given")
     void badStepNames() {
-        assertThatThrownBy(() -> IdempotentOperation.post("/x", null).step(" "))
+        assertThatThrownBy(() -> IdempotentRequest.post("/x", null).step(" "))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be blank");
-        assertThatThrownBy(() -> IdempotentOperation.post("/x", null).step("s".repeat(201)))
+        assertThatThrownBy(() -> IdempotentRequest.post("/x", null).step("s".repeat(201)))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 200 characters");
     }
 

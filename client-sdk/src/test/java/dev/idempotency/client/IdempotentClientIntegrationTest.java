@@ -73,8 +73,8 @@ class IdempotentClientIntegrationTest {
         int before = api.effects("flaky");
         api.keysSeen.clear();
 
-        IdempotentResult<Payment> first = client.execute(IdempotentOperation.post("/c/flaky/2", payment(100)), Payment.class);
-        IdempotentResult<Payment> second = client.execute(IdempotentOperation.post("/c/flaky/2", payment(100)), Payment.class);
+        IdempotentResult<Payment> first = client.execute(IdempotentRequest.post("/c/flaky/2", payment(100)), Payment.class);
+        IdempotentResult<Payment> second = client.execute(IdempotentRequest.post("/c/flaky/2", payment(100)), Payment.class);
 
         assertThat(first.status()).isEqualTo(201);
         assertThat(first.attempts()).isEqualTo(3);
@@ -96,14 +96,14 @@ class IdempotentClientIntegrationTest {
         IdempotentClient client = IdempotentClient.create(http, config().keyFormat(KeyFormat.BARE).build());
         String key = "order-" + UUID.randomUUID();
         int before = api.effects("payments");
-        IdempotentResult<Payment> r1 = client.execute(IdempotentOperation.post("/c/payments", payment(7)).key(key), Payment.class);
-        IdempotentResult<Payment> r2 = client.execute(IdempotentOperation.post("/c/payments", payment(7)).key(key), Payment.class);
+        IdempotentResult<Payment> r1 = client.execute(IdempotentRequest.post("/c/payments", payment(7)).key(key), Payment.class);
+        IdempotentResult<Payment> r2 = client.execute(IdempotentRequest.post("/c/payments", payment(7)).key(key), Payment.class);
         assertThat(r1.key()).isEqualTo(key);
         assertThat(r1.replayed()).isFalse();
         assertThat(r2.replayed()).isTrue();
         assertThat(r2.bodyBytes()).isEqualTo(r1.bodyBytes());
         assertThat(api.effects("payments") - before).isEqualTo(1);
-        assertThatThrownBy(() -> client.execute(IdempotentOperation.post("/c/payments", payment(7)).key("has space")))
+        assertThatThrownBy(() -> client.execute(IdempotentRequest.post("/c/payments", payment(7)).key("has space")))
             .isInstanceOf(InvalidIdempotencyKeyException.class);
     }
 
@@ -116,7 +116,7 @@ class IdempotentClientIntegrationTest {
         sleeper.onSleep = d -> api.gate.countDown();   // let the original finish while the client "waits"
         sleeper.until = original;
 
-        IdempotentResult<String> result = client.execute(IdempotentOperation.post("/c/slow", payment(5)).key(key), String.class);
+        IdempotentResult<String> result = client.execute(IdempotentRequest.post("/c/slow", payment(5)).key(key), String.class);
 
         assertThat(sleeper.sleeps).hasSize(1);
         assertThat(sleeper.sleeps.get(0)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
@@ -134,7 +134,7 @@ class IdempotentClientIntegrationTest {
         try {
             IdempotentClient client = IdempotentClient.create(http, config().deadline(Duration.ofSeconds(1)).build());
             DeadlineExceededException e = catchThrowableOfType(
-                () -> client.execute(IdempotentOperation.post("/c/slow", payment(5)).key(key)), DeadlineExceededException.class);
+                () -> client.execute(IdempotentRequest.post("/c/slow", payment(5)).key(key)), DeadlineExceededException.class);
             assertThat(e).hasMessageContaining("Retry-After 2 s").hasMessageContaining("past the deadline");
             assertThat(e.attempts()).isEqualTo(1);
             assertThat(e.key()).isEqualTo(key);
@@ -152,9 +152,9 @@ class IdempotentClientIntegrationTest {
     void keyReusedNeverRetried() {
         IdempotentClient client = IdempotentClient.create(http, config().build());
         String key = UUID.randomUUID().toString();
-        client.execute(IdempotentOperation.post("/c/payments", payment(1)).key(key));
+        client.execute(IdempotentRequest.post("/c/payments", payment(1)).key(key));
         IdempotencyKeyReusedException e = catchThrowableOfType(
-            () -> client.execute(IdempotentOperation.post("/c/payments", payment(2)).key(key)), IdempotencyKeyReusedException.class);
+            () -> client.execute(IdempotentRequest.post("/c/payments", payment(2)).key(key)), IdempotencyKeyReusedException.class);
         assertThat(e.attempts()).isEqualTo(1);
         assertThat(e.key()).isEqualTo(key);
         assertThat(e).hasMessageContaining("already used with a different request").hasMessageContaining("not retried");
@@ -174,7 +174,7 @@ class IdempotentClientIntegrationTest {
         IdempotentClient client = IdempotentClient.create(http, config().build());
         int before = api.effects("bad-request");
         NonRetryableStatusException e = catchThrowableOfType(
-            () -> client.execute(IdempotentOperation.post("/c/bad-request", payment(1))), NonRetryableStatusException.class);
+            () -> client.execute(IdempotentRequest.post("/c/bad-request", payment(1))), NonRetryableStatusException.class);
         assertThat(e.status()).hasValue(400);
         assertThat(e.attempts()).isEqualTo(1);
         assertThat(e.response()).hasValueSatisfying(r -> assertThat(new String(r.bodyBytes())).contains("amount too small"));
@@ -188,7 +188,7 @@ class IdempotentClientIntegrationTest {
         IdempotentClient client = IdempotentClient.create(http, config().build());
         int before = api.effects("capture");
         NonRetryableStatusException e = catchThrowableOfType(
-            () -> client.execute(IdempotentOperation.post("/c/capture", payment(1))), NonRetryableStatusException.class);
+            () -> client.execute(IdempotentRequest.post("/c/capture", payment(1))), NonRetryableStatusException.class);
         assertThat(e).isNotInstanceOf(RequestInProgressException.class);
         assertThat(e.status()).hasValue(409);
         assertThat(e.attempts()).isEqualTo(1);
@@ -202,7 +202,7 @@ class IdempotentClientIntegrationTest {
     void retriesExhausted() {
         IdempotentClient client = IdempotentClient.create(http, config().maxAttempts(2).build());
         RetriesExhaustedException e = catchThrowableOfType(
-            () -> client.execute(IdempotentOperation.post("/c/flaky/5", payment(1))), RetriesExhaustedException.class);
+            () -> client.execute(IdempotentRequest.post("/c/flaky/5", payment(1))), RetriesExhaustedException.class);
         assertThat(e.attempts()).isEqualTo(2);
         assertThat(e.status()).hasValue(503);
         assertThat(e).hasMessageContaining("all 2 attempts failed");
@@ -217,7 +217,7 @@ class IdempotentClientIntegrationTest {
         List<RetryOnRetryEvent> events = new CopyOnWriteArrayList<>();
         client.retry().getEventPublisher().onRetry(events::add);
         try (LogCapture log = LogCapture.of(IdempotentClient.class, Level.INFO).start()) {
-            IdempotentResult<byte[]> r = client.execute(IdempotentOperation.post("/c/flaky/2", payment(3)));
+            IdempotentResult<byte[]> r = client.execute(IdempotentRequest.post("/c/flaky/2", payment(3)));
             assertThat(events).hasSize(2);
             assertThat(events).extracting(RetryOnRetryEvent::getWaitInterval).containsExactlyElementsOf(sleeper.sleeps);
             List<String> lines = log.lines();
@@ -244,13 +244,13 @@ class IdempotentClientIntegrationTest {
             IdempotentClient client = IdempotentClient.create(down, config().budgetCapacity(2).build());
 
             RetryBudgetExhaustedException first = catchThrowableOfType(
-                () -> client.execute(IdempotentOperation.post("/c/payments", payment(1))), RetryBudgetExhaustedException.class);
+                () -> client.execute(IdempotentRequest.post("/c/payments", payment(1))), RetryBudgetExhaustedException.class);
             assertThat(first.attempts()).isEqualTo(3);   // 1 + the 2 retries the budget paid for
             assertThat(first).hasRootCauseInstanceOf(ConnectException.class);
             assertThat(sleeper.sleeps).hasSize(2);
 
             RetryBudgetExhaustedException later = catchThrowableOfType(
-                () -> client.execute(IdempotentOperation.post("/c/payments", payment(1))), RetryBudgetExhaustedException.class);
+                () -> client.execute(IdempotentRequest.post("/c/payments", payment(1))), RetryBudgetExhaustedException.class);
             assertThat(later.attempts()).isEqualTo(1);
             assertThat(later).hasMessageContaining("retry budget").hasMessageContaining("empty");
             assertThat(sleeper.sleeps).hasSize(2);      // no more waiting
@@ -260,16 +260,16 @@ class IdempotentClientIntegrationTest {
     @Test
     @DisplayName("C8: a stream body is classified not replayable (the driver then sends it once); an object body is replayable")
     void streamBodyNotRetried() {
-        IdempotentOperation op = IdempotentOperation.post("/c/flaky/1", new java.io.ByteArrayInputStream("{}".getBytes()));
+        IdempotentRequest op = IdempotentRequest.post("/c/flaky/1", new java.io.ByteArrayInputStream("{}".getBytes()));
         assertThat(op.replayable()).isFalse();
-        assertThat(IdempotentOperation.post("/c/flaky/1", payment(1)).replayable()).isTrue();
+        assertThat(IdempotentRequest.post("/c/flaky/1", payment(1)).replayable()).isTrue();
     }
 
     @Test
     @DisplayName("C9: the async form gives the same result")
     void async() throws Exception {
         IdempotentClient client = IdempotentClient.create(http, config().build());
-        IdempotentResult<Payment> r = client.executeAsync(IdempotentOperation.post("/c/flaky/1", payment(9)), Payment.class)
+        IdempotentResult<Payment> r = client.executeAsync(IdempotentRequest.post("/c/flaky/1", payment(9)), Payment.class)
             .get(10, TimeUnit.SECONDS);
         assertThat(r.attempts()).isEqualTo(2);
         assertThat(r.body()).hasValueSatisfying(p -> assertThat(p.amount()).isEqualTo(9));

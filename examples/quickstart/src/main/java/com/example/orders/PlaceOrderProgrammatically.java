@@ -4,7 +4,7 @@ package com.example.orders;
 import com.example.orders.Orders.NewOrder;
 import com.example.orders.Orders.Order;
 import dev.idempotency.client.IdempotentClient;
-import dev.idempotency.client.IdempotentOperation;
+import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentRequestException;
 import dev.idempotency.client.IdempotentResult;
 import io.micronaut.context.ApplicationContext;
@@ -21,7 +21,7 @@ public class PlaceOrderProgrammatically {
      *     (an earlier attempt ran but its response was lost: this is the stored answer)
      */
     static IdempotentResult<Order> place(IdempotentClient orders, NewOrder order) {
-        return orders.execute(IdempotentOperation.post("/orders", order), Order.class);
+        return orders.execute(IdempotentRequest.post("/orders", order), Order.class);
     }
 
     public static void main(String[] args) {

@@ -1,5 +1,6 @@
 package dev.idempotency.server;
 
+import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.context.annotation.ConfigurationProperties;
 import io.micronaut.core.annotation.Internal;
 

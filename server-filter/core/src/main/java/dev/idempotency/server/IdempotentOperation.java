@@ -1,5 +1,6 @@
 package dev.idempotency.server;
 
+import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import dev.idempotency.context.OperationContext;
 import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.core.propagation.PropagatedContextElement;

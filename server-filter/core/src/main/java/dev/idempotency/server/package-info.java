@@ -8,8 +8,7 @@
  *       handler runs for (a route argument, or {@code IdempotentOperation.current()});</li>
  *   <li>{@link dev.idempotency.server.CallerIdentityResolver}: the SPI that says who the caller
  *       is;</li>
- *   <li>{@link dev.idempotency.server.IdempotencyKey} and
- *       {@link dev.idempotency.server.ProblemCode}: the header's key and the problem codes.</li>
+ *   <li>{@link dev.idempotency.server.ProblemCode}: the problem codes.</li>
  * </ul>
  * The filter itself is {@link dev.idempotency.server.http.IdempotencyFilter}; stores implement
  * {@link dev.idempotency.server.store.IdempotencyStore}. Packages under

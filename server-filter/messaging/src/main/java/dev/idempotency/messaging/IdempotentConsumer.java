@@ -1,5 +1,7 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.MessagingMetrics;
+import dev.idempotency.messaging.internal.TraceContext;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;

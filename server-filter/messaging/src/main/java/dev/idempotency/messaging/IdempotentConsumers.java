@@ -1,5 +1,6 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.MessagingMetrics;
 import dev.idempotency.server.store.IdempotencyStore;
 import io.micronaut.context.BeanLocator;
 import io.micronaut.context.exceptions.ConfigurationException;

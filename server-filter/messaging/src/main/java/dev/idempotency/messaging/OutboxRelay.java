@@ -1,10 +1,12 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.MessagingMetrics;
 import io.micronaut.context.BeanProvider;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.event.StartupEvent;
 import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.context.exceptions.NonUniqueBeanException;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.runtime.event.annotation.EventListener;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
@@ -152,7 +154,8 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /** Has the relay look at once (after a publish on this instance); cheap, never waits. */
-    void wake() {
+    @Internal
+    public void wake() {
         ScheduledExecutorService t;
         synchronized (lock) {
             t = thread;

@@ -1,5 +1,6 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.TraceContext;
 import io.micronaut.core.annotation.Nullable;
 
 import java.util.Map;

@@ -1,5 +1,6 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.NoopMessagingMetrics;
 import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testsupport.MutableClock;
 import org.junit.jupiter.api.AfterEach;

@@ -1,5 +1,7 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.DefaultOutbox;
+import dev.idempotency.messaging.internal.MicrometerMessagingMetrics;
 import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testsupport.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,5 +1,7 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.DefaultOutbox;
+import dev.idempotency.messaging.internal.NoopMessagingMetrics;
 import dev.idempotency.server.IdempotentOperation;
 import dev.idempotency.testsupport.MutableClock;
 import io.micronaut.context.BeanProvider;

@@ -1,7 +1,7 @@
 package dev.idempotency.openapi;
 
-import dev.idempotency.server.IdempotencyKey;
-import dev.idempotency.server.InvalidIdempotencyKeyException;
+import dev.idempotency.server.internal.fingerprint.KeyHeader;
+import dev.idempotency.server.internal.fingerprint.MalformedKeyException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -389,9 +389,9 @@ class IdempotencyOpenApiVisitorTest {
     void patternMatchesParser(String value) {
         boolean parses;
         try {
-            IdempotencyKey.parse(value, false);
+            KeyHeader.parse(value, false);
             parses = true;
-        } catch (InvalidIdempotencyKeyException e) {
+        } catch (MalformedKeyException e) {
             parses = false;
         }
         assertThat(Pattern.compile(OperationAnnotations.KEY_PATTERN).matcher(value).matches()).isEqualTo(parses);

@@ -2,7 +2,7 @@ package dev.idempotency.benchmarks.load;
 
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
-import dev.idempotency.client.IdempotentOperation;
+import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.testsupport.FaultProxy;
 import io.micronaut.http.client.HttpClient;
 
@@ -43,7 +43,7 @@ final class DrillLoad implements AutoCloseable {
                 while (running.get()) {
                     long op = ids.incrementAndGet();
                     try {
-                        client.execute(IdempotentOperation.post("/drill/" + op, Map.of("op", op)), String.class);
+                        client.execute(IdempotentRequest.post("/drill/" + op, Map.of("op", op)), String.class);
                         ok.incrementAndGet();
                     } catch (RuntimeException e) {
                         failed.incrementAndGet();

@@ -2,7 +2,7 @@ package dev.idempotency.examples.client;
 
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
-import dev.idempotency.client.IdempotentOperation;
+import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentResult;
 import dev.idempotency.testsupport.ChildJvm;
 import dev.idempotency.testsupport.FaultProxy;
@@ -109,13 +109,13 @@ final class ChainCheck {
                     .deadline(Duration.ofSeconds(90)).budgetCapacity(1_000).build());
                 List<String> ids = new ArrayList<>();
                 for (int i = 0; i < CAPTURES; i++) {
-                    ids.add((String) client.execute(IdempotentOperation.post("/payments",
+                    ids.add((String) client.execute(IdempotentRequest.post("/payments",
                         Map.of("amount", 2000 + 100 * i, "currency", "EUR")), JSON).body().orElseThrow().get("id"));
                 }
                 long started = System.nanoTime();
                 List<CompletableFuture<IdempotentResult<Map<String, Object>>>> captures = new ArrayList<>();
                 for (String id : ids) {
-                    captures.add(client.executeAsync(IdempotentOperation.post("/payments/" + id + "/capture", null), JSON));
+                    captures.add(client.executeAsync(IdempotentRequest.post("/payments/" + id + "/capture", null), JSON));
                 }
                 int exit = payments.awaitExit(Duration.ofSeconds(60));
                 long downAt = System.nanoTime();

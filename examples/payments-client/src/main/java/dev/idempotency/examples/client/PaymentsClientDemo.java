@@ -3,7 +3,7 @@ package dev.idempotency.examples.client;
 import dev.idempotency.client.IdempotentCalls;
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
-import dev.idempotency.client.IdempotentOperation;
+import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentRequestException;
 import dev.idempotency.client.IdempotentResult;
 import dev.idempotency.examples.client.PaymentsJson.Capture;
@@ -401,7 +401,7 @@ public final class PaymentsClientDemo {
     static Call create(IdempotentClient payments, NewPayment newPayment) {
         try {
             IdempotentResult<Payment> created = payments.execute(
-                IdempotentOperation.post("/payments", newPayment), Payment.class);
+                IdempotentRequest.post("/payments", newPayment), Payment.class);
             // created.body(): the payment; created.key(): the key that all created.attempts() carried;
             // created.replayed(): an earlier attempt ran but its response was lost, and this is the
             // service's stored answer (the payment was created once)

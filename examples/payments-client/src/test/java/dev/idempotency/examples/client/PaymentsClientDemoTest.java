@@ -2,7 +2,7 @@ package dev.idempotency.examples.client;
 
 import dev.idempotency.client.IdempotentCalls;
 import dev.idempotency.client.IdempotentClient;
-import dev.idempotency.client.IdempotentOperation;
+import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentRequestException;
 import dev.idempotency.client.IdempotentResult;
 import dev.idempotency.client.NonRetryableStatusException;
@@ -402,7 +402,7 @@ class PaymentsClientDemoTest {
             assertThat(failed.result()).isNull();
             assertThat(failed.failure().attempts()).isEqualTo(1);
             assertThat(stats(service.uri()).of("create") - before.of("create")).isEqualTo(2); // it did happen
-            IdempotentResult<Payment> again = client.execute(IdempotentOperation.post("/payments",
+            IdempotentResult<Payment> again = client.execute(IdempotentRequest.post("/payments",
                 new NewPayment(4321, "EUR", "snippet", "cus_snippet")).key(failed.failure().key()), Payment.class);
             assertThat(again.replayed()).isTrue();
             assertThat(again.key()).isEqualTo(failed.failure().key());

@@ -2,7 +2,7 @@ package dev.idempotency.examples.payments;
 
 // tag::imports[]
 import dev.idempotency.client.IdempotentClient;
-import dev.idempotency.client.IdempotentOperation;
+import dev.idempotency.client.IdempotentRequest;
 // end::imports[]
 import dev.idempotency.client.IdempotentClientConfig;
 import io.micronaut.context.annotation.Requires;
@@ -57,7 +57,7 @@ final class CardGateway {
     // tag::charge[]
     Charge charge(Payment payment, long amount) {
         try {
-            return client.execute(IdempotentOperation.post("/charges",
+            return client.execute(IdempotentRequest.post("/charges",
                     new ChargeRequest(payment.id(), amount, payment.currency())).step("charge-card"), CHARGE)
                 .body().orElseThrow();
         } catch (RuntimeException e) {

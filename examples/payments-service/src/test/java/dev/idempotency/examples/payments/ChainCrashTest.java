@@ -2,7 +2,7 @@ package dev.idempotency.examples.payments;
 
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
-import dev.idempotency.client.IdempotentOperation;
+import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentResult;
 import dev.idempotency.testsupport.ChildJvm;
 import dev.idempotency.testsupport.FaultProxy;
@@ -131,7 +131,7 @@ class ChainCrashTest {
                     .deadline(Duration.ofSeconds(90)).budgetCapacity(10_000).build());
                 List<String> ids = new ArrayList<>();
                 for (int i = 0; i < CAPTURES; i++) {
-                    Map<String, Object> created = edge.execute(IdempotentOperation.post("/payments",
+                    Map<String, Object> created = edge.execute(IdempotentRequest.post("/payments",
                         Map.of("amount", 1000 + i, "currency", "EUR")), JSON).body().orElseThrow();
                     ids.add((String) created.get("id"));
                 }
@@ -145,7 +145,7 @@ class ChainCrashTest {
                 List<CompletableFuture<IdempotentResult<Map<String, Object>>>> captures = new ArrayList<>();
                 for (String id : ids) {
                     captures.add(CompletableFuture.supplyAsync(() -> edge.execute(
-                        IdempotentOperation.post("/payments/" + id + "/capture", null), JSON), callers));
+                        IdempotentRequest.post("/payments/" + id + "/capture", null), JSON), callers));
                 }
                 // the crash (exit code 137), then the service started again with the same command
                 CompletableFuture<Void> restarted = CompletableFuture.runAsync(() -> {
@@ -168,7 +168,7 @@ class ChainCrashTest {
                     assertThat(r.status()).isEqualTo(200);
                     assertThat(r.body().orElseThrow()).containsEntry("id", ids.get(i)).containsEntry("status", "CAPTURED");
                     // the caller's result is the operation's one: asked again with its key, the same bytes
-                    IdempotentResult<Map<String, Object>> again = edge.execute(IdempotentOperation.post(
+                    IdempotentResult<Map<String, Object>> again = edge.execute(IdempotentRequest.post(
                         "/payments/" + ids.get(i) + "/capture", null).key(r.key()), JSON);
                     assertThat(again.replayed()).isTrue();
                     assertThat(again.bodyBytes()).isEqualTo(r.bodyBytes());

@@ -1,5 +1,8 @@
 package dev.idempotency.server.http;
 
+import dev.idempotency.server.Idempotent;
+import dev.idempotency.server.internal.http.RequestReader;
+import dev.idempotency.server.internal.http.RoutePolicies;
 import dev.idempotency.server.internal.response.Responses;
 import dev.idempotency.server.internal.telemetry.FilterLog;
 import dev.idempotency.server.internal.engine.Coordinator;

@@ -1,5 +1,6 @@
 package dev.idempotency.server.store;
 
+import dev.idempotency.server.Idempotent;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;

@@ -13,17 +13,9 @@ import dev.idempotency.server.store.UnconfirmedAcquireException;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.cluster.models.partitions.Partitions;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.netty.util.concurrent.EventExecutor;
 import org.slf4j.Logger;
@@ -34,23 +26,45 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Optional;
-import java.util.function.Consumer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+
+import static dev.idempotency.store.redis.RedisCalls.cause;
+import static dev.idempotency.store.redis.RedisCalls.run;
+import static dev.idempotency.store.redis.RedisRecords.COMPLETED;
+import static dev.idempotency.store.redis.RedisRecords.DEADLINE;
+import static dev.idempotency.store.redis.RedisRecords.FINGERPRINT;
+import static dev.idempotency.store.redis.RedisRecords.FINGERPRINT_LENGTH;
+import static dev.idempotency.store.redis.RedisRecords.IN_PROGRESS;
+import static dev.idempotency.store.redis.RedisRecords.RELEASED;
+import static dev.idempotency.store.redis.RedisRecords.STATE;
+import static dev.idempotency.store.redis.RedisRecords.TOKEN;
+import static dev.idempotency.store.redis.RedisRecords.checkFormat;
+import static dev.idempotency.store.redis.RedisRecords.decimal;
+import static dev.idempotency.store.redis.RedisRecords.decodeResponse;
+import static dev.idempotency.store.redis.RedisRecords.inProgressRecord;
+import static dev.idempotency.store.redis.RedisRecords.isOne;
+import static dev.idempotency.store.redis.RedisRecords.longBytes;
+import static dev.idempotency.store.redis.RedisRecords.readLong;
+import static dev.idempotency.store.redis.RedisRecords.readShort;
+import static dev.idempotency.store.redis.RedisScripts.COMPLETE;
+import static dev.idempotency.store.redis.RedisScripts.CREATE;
+import static dev.idempotency.store.redis.RedisScripts.DISCARD_STEPS;
+import static dev.idempotency.store.redis.RedisScripts.RECORD_STEP;
+import static dev.idempotency.store.redis.RedisScripts.RELEASE;
+import static dev.idempotency.store.redis.RedisScripts.RENEW;
+import static dev.idempotency.store.redis.RedisScripts.TAKE_OVER;
 
 /**
  * An {@link IdempotencyStore} on Redis, standalone or Redis Cluster, through Lettuce. A record is
@@ -67,245 +81,26 @@ import java.util.stream.Collectors;
  *       the fencing token before it writes.</li>
  * </ul>
  *
- * <h2>Keys</h2>
- * For a store key {@code K} and the configured prefix {@code P} (default {@code idempotency:}),
- * the record is the string {@code P{K}}, and its durable steps (CONTRACT S23), when it has any,
- * the hash {@code P{K}:steps}: one field per step holding its result, and the field {@code ""}
- * holding the latest keep deadline of its steps (8 bytes). {@code {K}} is a Redis Cluster hash
- * tag, so a record and its steps share a slot and one script checks the one and writes the other. The prefix may
- * not contain braces. Keys are sent as UTF-8 bytes; store keys are the filter's fixed-length hex
- * hashes, never the client's raw key.
+ * The key layout, the record's bytes, how deadlines and TTLs relate, where fencing tokens come
+ * from, threads, replicas and inspection are described in this package's javadoc.
  *
- * <h2>The record (binary, big-endian)</h2>
- * <pre>
- * offset  size  field
- *      0     1  format, {@value #FORMAT}
- *      1     1  state: 'P' in progress, 'C' completed, 'R' released
- *      2     8  fencing token
- *     10     8  deadline, epoch ms by the injected Clock: the lease's end in progress, the
- *               retention's end once completed
- *     18     2  fingerprint length n
- *     20     n  fingerprint
- *   20+n  rest  completed records only: the response in {@link StoredResponseCodec}'s form
- *               (status, omitted flag, header block, body exactly as sent)
- * </pre>
- * A released record ('R') is a tombstone that keeps the last fencing token, so the next acquire
- * of the key continues above it.
- *
- * <h2>Time, deadlines and TTLs</h2>
- * Every decision (is the lease live, is the retention over, how long does the lease still run)
- * compares the {@code deadline} with "now" read from the injected {@link Clock}, never with
- * Redis' clock, so tests move time instead of sleeping and all instances decide alike. Redis
- * TTLs only collect garbage, and are relative durations set at each write, so a clock that is
- * offset from real time (or runs faster, like a test clock) never makes a record vanish before
- * its deadline:
- * <ul>
- *   <li>in progress (acquire, renew): TTL = lease + {@code late-completion-window} (default
- *       24 h). The record must outlive its lease: a holder whose lease expired but was not taken
- *       over may still complete or release it (the SPI's late-completion rule), while an acquire
- *       already treats it as over and takes it over. After the window Redis deletes it and a
- *       very late completion returns {@code false};</li>
- *   <li>completed: TTL = retention + {@code expiry-grace} (default 1 min), so Redis removes it
- *       shortly after its retention (CONTRACT S16); until then an acquire past the deadline
- *       treats it as over and overwrites it;</li>
- *   <li>released: the tombstone lives for {@code expiry-grace} (with a zero grace the release
- *       deletes the record). Its holder released it, and a holder that was taken over before
- *       finds no in-progress record with its token either way, so the tombstone only keeps the
- *       token for an acquire that follows soon (CONTRACT S16: no key outlives its record by more
- *       than the grace).</li>
- * </ul>
- *
- * <h2>Fencing tokens</h2>
- * A new record's token comes from the acquiring instance's clock: epoch milliseconds times 1024
- * plus ten random bits. Taking over a record (or a tombstone) gives the larger of that and the
- * record's token plus one, decided by the script. Tokens of one key therefore strictly increase
- * while any record of it exists, and across its disappearance as long as the instances' clocks
- * agree to within the time Redis kept the last record (at least {@code expiry-grace}, a minute
- * by default). A token is only ever compared for equality with the record's own, so a late
- * holder can never complete a record that was re-created after its own disappeared.
- *
- * <h2>Connection, threads and failures</h2>
- * The store talks to Redis through Lettuce's asynchronous API with a byte-array codec, on
- * connections of its own opened on first use (not in the constructor) with
- * {@code connectAsync}: no call ever blocks a thread. A call made on an event loop uses a
- * connection of that loop, so it is written and answered on the calling thread (see
- * {@link RedisConnector}); the application's client itself is never changed.
- * {@code command-timeout} bounds each call, the connect included, by a periodic check instead
- * of a timer per command ({@link CommandDeadlines}): an event loop checks its own connection's
- * calls, and one check on a Lettuce thread covers the rest. Any Lettuce failure (connection
- * refused or lost, timeout, error reply) and any record that cannot be decoded fails the stage with an
- * {@link IdempotencyStoreException}. While a connection is down, calls fail at once; a failed
- * connect is tried again on the next call, and an established connection reconnects by itself
- * (Lettuce's reconnect backoff).
- *
- * <h2>Replicas and failovers (CONTRACT S24)</h2>
- * With {@code wait-replicas} N &gt; 0, every write is followed by {@code WAIT N timeout} on the
- * same connection ({@link ReplicaWait}), so a failover to a replica that confirmed it cannot lose
- * it. An acquire that fewer replicas confirm is released and fails with an
- * {@link IdempotencyStoreException} (the handler does not run); a completion, renewal or step
- * that fewer confirm is waited for twice more, then kept, logged and counted
- * ({@link #underReplicatedWrites()}); a {@code WAIT} lost with its connection fails the write,
- * to be sent again. With a {@code redis-sentinel://} URI the connections are opened to the
- * primary the sentinels name, on every (re)connect; no connection ever reads from a replica.
- *
- * <h2>Inspection (CONTRACT O3)</h2>
- * {@link #find} reads the first bytes of one record and its length ({@code GETRANGE},
- * {@code STRLEN}), never its body. {@link #counts} and {@link #inProgressStartedBefore} walk the
- * keyspace with {@code SCAN ... MATCH P{*} COUNT 1000} (every node of a cluster) and read each
- * record's first bytes the same way: about two commands per record, pipelined, for an
- * operator's question, not for polling; a walk stops after {@value #INSPECTION_SCAN_LIMIT}
- * records and says so ({@link RecordCounts#complete()}). A record's start time is read from its
- * fencing token, which is the acquiring instance's clock in milliseconds times 1024. The size
- * reported is the server's ({@code INFO memory}: used and maximum memory; {@code DBSIZE}),
- * shared with whatever else the Redis holds.
- *
- * <p>Thread-safe: Lettuce connections are, and every operation is a single atomic command or
+ * <p>Every call completes its stage on the calling event loop or a Lettuce thread and never
+ * blocks; any Redis failure, and any record that cannot be decoded, fails the stage with an
+ * {@link IdempotencyStoreException}. Thread-safe: every operation is a single atomic command or
  * script on one key.
  */
 public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspection, AutoCloseable {
 
-    /** The record format, its first byte. */
-    static final byte FORMAT = 2;
-    static final byte IN_PROGRESS = 'P';
-    static final byte COMPLETED = 'C';
-    static final byte RELEASED = 'R';
-    private static final int STATE = 1;
-    private static final int TOKEN = 2;
-    private static final int DEADLINE = 10;
-    private static final int FINGERPRINT_LENGTH = 18;
-    private static final int FINGERPRINT = 20;
-
-    /*
-     * The acquire of Redis before 7.0. KEYS[1] record. ARGV[1] the new in-progress record, ARGV[2] its TTL (ms).
-     * Returns nil when it created the record, else the record found (unchanged).
-     */
-    static final RedisScript CREATE = new RedisScript("acquire", """
-        local v = redis.call('GET', KEYS[1])
-        if v then
-          return v
-        end
-        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-        return false
-        """, ScriptOutputType.VALUE);
-
-    /*
-     * KEYS[1] record. ARGV[1] the new in-progress record (with the caller's token), ARGV[2] now (ms), ARGV[3] TTL (ms).
-     * Returns {1, token, takeover 0|1} when it wrote the record, {0, record} when the record found is live.
-     */
-    static final RedisScript TAKE_OVER = new RedisScript("take over", """
-        local v = redis.call('GET', KEYS[1])
-        local token = struct.unpack('>i8', ARGV[1], 3)
-        local takeover = 0
-        if v then
-          local state = string.sub(v, 2, 2)
-          if state ~= 'R' and tonumber(ARGV[2]) < struct.unpack('>i8', v, 11) then
-            return {0, v}
-          end
-          local previous = struct.unpack('>i8', v, 3)
-          if previous >= token then
-            token = previous + 1
-          end
-          if state == 'P' then
-            takeover = 1
-          end
-        end
-        redis.call('SET', KEYS[1], string.sub(ARGV[1], 1, 2) .. struct.pack('>i8', token) .. string.sub(ARGV[1], 11),
-          'PX', ARGV[3])
-        return {1, token, takeover}
-        """, ScriptOutputType.MULTI);
-
-    /*
-     * KEYS[1] record. ARGV[1] token (8 bytes), ARGV[2] retention deadline (8 bytes), ARGV[3] status, omitted, headers
-     * and body as laid out after the fingerprint, ARGV[4] TTL (ms). Returns 1 when stored, 0 when the token no longer
-     * matches an in-progress record.
-     */
-    static final RedisScript COMPLETE = new RedisScript("complete", """
-        local v = redis.call('GET', KEYS[1])
-        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
-          return 0
-        end
-        local fingerprint = string.sub(v, 19, 20 + string.byte(v, 19) * 256 + string.byte(v, 20))
-        redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'C' .. ARGV[1] .. ARGV[2] .. fingerprint .. ARGV[3],
-          'PX', ARGV[4])
-        return 1
-        """, ScriptOutputType.INTEGER);
-
-    /* KEYS[1] record. ARGV[1] token (8 bytes), ARGV[2] lease deadline (8 bytes), ARGV[3] TTL (ms). */
-    static final RedisScript RENEW = new RedisScript("renew", """
-        local v = redis.call('GET', KEYS[1])
-        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
-          return 0
-        end
-        redis.call('SETRANGE', KEYS[1], 10, ARGV[2])
-        redis.call('PEXPIRE', KEYS[1], ARGV[3])
-        return 1
-        """, ScriptOutputType.INTEGER);
-
-    /* KEYS[1] record. ARGV[1] token (8 bytes), ARGV[2] the tombstone's TTL (ms), 0 for none. */
-    static final RedisScript RELEASE = new RedisScript("release", """
-        local v = redis.call('GET', KEYS[1])
-        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
-          return 0
-        end
-        if ARGV[2] == '0' then
-          redis.call('DEL', KEYS[1])
-        else
-          redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'R' .. string.sub(v, 3, 18), 'PX', ARGV[2])
-        end
-        return 1
-        """, ScriptOutputType.INTEGER);
-
-    /*
-     * KEYS[1] record, KEYS[2] its steps (a hash). ARGV[1] token (8 bytes), ARGV[2] step name, ARGV[3] result,
-     * ARGV[4] keep deadline (8 bytes), ARGV[5] now (8 bytes), ARGV[6] TTL (ms). The hash's field "" holds the
-     * latest deadline of its steps; 8-byte big-endian times compare as strings. Returns 1 when recorded (now or
-     * before), 0 when the token no longer holds an in-progress record.
-     */
-    static final RedisScript RECORD_STEP = new RedisScript("record step", """
-        local v = redis.call('GET', KEYS[1])
-        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
-          return 0
-        end
-        local deadline = redis.call('HGET', KEYS[2], '')
-        if deadline and deadline <= ARGV[5] then
-          redis.call('DEL', KEYS[2])
-          deadline = false
-        end
-        redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3])
-        if not deadline or deadline < ARGV[4] then
-          redis.call('HSET', KEYS[2], '', ARGV[4])
-        end
-        if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[6]) then
-          redis.call('PEXPIRE', KEYS[2], ARGV[6])
-        end
-        return 1
-        """, ScriptOutputType.INTEGER);
-
-    /* KEYS[1] record, KEYS[2] its steps. ARGV[1] token (8 bytes). Returns 1 when discarded, 0 when fenced. */
-    static final RedisScript DISCARD_STEPS = new RedisScript("discard steps", """
-        local v = redis.call('GET', KEYS[1])
-        if not v or string.sub(v, 2, 2) ~= 'P' or string.sub(v, 3, 10) ~= ARGV[1] then
-          return 0
-        end
-        redis.call('DEL', KEYS[2])
-        return 1
-        """, ScriptOutputType.INTEGER);
-
     private static final long MAX_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-    /** The most records one inspection walk reads before it stops. */
-    static final long INSPECTION_SCAN_LIMIT = 1_000_000;
-    /** A record's fixed part plus the longest fingerprint the filter sends, and the response's fixed part. */
-    private static final int INSPECTED_PREFIX = FINGERPRINT + 64 + 7;
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisIdempotencyStore.class);
 
     private final Clock clock;
-    private final String keyPrefix;
-    /** {@code keyPrefix} and the opening brace, in UTF-8: the start of every record's key. */
-    private final byte[] keyHead;
+    private final RedisKeys keys;
     private final Duration lateCompletionWindow;
     private final Duration expiryGrace;
     private final RedisConnector connector;
+    private final RedisInspection inspection;
     private final String description;
     /** Whether the server takes SET with NX and GET together (Redis 7.0+); learnt from the first refusal. */
     private volatile boolean setNxGet = true;
@@ -331,8 +126,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         Objects.requireNonNull(uris, "uris");
         this.clock = Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(configuration, "configuration");
-        this.keyPrefix = configuration.getKeyPrefix();
-        this.keyHead = (keyPrefix + "{").getBytes(StandardCharsets.UTF_8);
+        this.keys = new RedisKeys(configuration.getKeyPrefix());
         this.lateCompletionWindow = configuration.getLateCompletionWindow();
         this.expiryGrace = configuration.getExpiryGrace();
         int waitReplicas = configuration.getWaitReplicas();
@@ -348,11 +142,12 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             Math.min(MAX_TICK_NANOS, configuration.getCommandTimeout().toNanos() / 10));
         this.connector = new RedisConnector(client, uris, deadlines, tick, configuration.isEventLoopConnections(),
             configuration.getReconnectDelayMax());
+        this.inspection = new RedisInspection(connector, keys, clock);
         this.replicaWait = waitReplicas == 0 ? null
             : new ReplicaWait(waitReplicas, configuration.getWaitTimeout(), connector::topologyStale);
         this.description = "Redis " + (client instanceof RedisClusterClient ? "Cluster at " : "at ")
             + uris.stream().map(RedisIdempotencyStore::where).collect(Collectors.joining(","))
-            + ", keys " + keyPrefix + "{...}, command timeout " + configuration.getCommandTimeout().toMillis() + " ms"
+            + ", keys " + keys.prefix() + "{...}, command timeout " + configuration.getCommandTimeout().toMillis() + " ms"
             + (replicaWait == null ? "" : ", writes confirmed by " + waitReplicas + " replica(s) within "
                 + replicaWait.timeoutMillis() + " ms")
             + (connector.perLoop() ? ", a connection per event loop of Lettuce's transport ("
@@ -389,20 +184,9 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             reply -> Map.of("ping", String.valueOf(reply)));
     }
 
-    /**
-     * @return Redis's {@code maxmemory-policy} (of the node the shared connection reaches, for a
-     *     cluster); failed when Redis cannot be reached or does not allow {@code CONFIG GET}
-     */
+    /** @return Redis's {@code maxmemory-policy} (see {@link RedisInspection#maxmemoryPolicy()}) */
     CompletableFuture<String> maxmemoryPolicy() {
-        return run(connector.link(), "config-get", c -> c.configGet("maxmemory-policy").toCompletableFuture()
-                .<Object>thenApply(v -> v),
-            reply -> {
-                Object value = reply instanceof Map<?, ?> m ? m.get("maxmemory-policy") : null;
-                if (value == null) {
-                    throw new IOException("no maxmemory-policy in the reply to CONFIG GET: " + reply);
-                }
-                return String.valueOf(value);
-            });
+        return inspection.maxmemoryPolicy();
     }
 
     @Override
@@ -416,7 +200,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         long now = clock.millis();
         long token = (now << 10) | ThreadLocalRandom.current().nextInt(1024);
         byte[] record = inProgressRecord(token, now + lease.toMillis(), fingerprint);
-        byte[] key = recordKey(storeKey);
+        byte[] key = keys.record(storeKey);
         long ttl = lease.plus(lateCompletionWindow).toMillis();
         // the connection of the calling thread; the take-over below follows on the same one, not on
         // whichever thread the first reply completed
@@ -475,9 +259,9 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         if (sent && replicaWait.confirmed(written)) {
             return CompletableFuture.completedFuture(acquired);
         }
-        String what = written.waited() ? "the acquire of " + recordKeyText(storeKey) + " was confirmed by "
+        String what = written.waited() ? "the acquire of " + keys.recordText(storeKey) + " was confirmed by "
             + confirmations(written) + " within " + replicaWait.timeoutMillis() + " ms"
-            : "the acquire of " + recordKeyText(storeKey) + " was not sent: the primary's last WAIT, less than "
+            : "the acquire of " + keys.recordText(storeKey) + " was not sent: the primary's last WAIT, less than "
             + ReplicaWait.SHORT_PROBE_MILLIS + " ms ago, was confirmed by " + confirmations(written);
         String prefix = "Redis idempotency store: " + what + " (" + RedisIdempotencyStoreConfigurationProperties.PREFIX
             + ".wait-replicas=" + replicaWait.replicas() + "), so a failover could lose it: ";
@@ -510,7 +294,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
      * is a {@link ReplicaWait.Written}, which with {@code unlessShort} is not sent at all while
      * its connection is known to be short of replicas.
      */
-    private Command written(RedisConnector.Link link, byte[] key, boolean unlessShort, Command write) {
+    private RedisCalls.Command written(RedisConnector.Link link, byte[] key, boolean unlessShort, RedisCalls.Command write) {
         return replicaWait == null ? write : c -> replicaWait.send(c, key, unlessShort, write::send, link::atTurnEnd);
     }
 
@@ -530,9 +314,9 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
      *
      * @return whether the script wrote (its reply was 1)
      */
-    private CompletableFuture<Boolean> durable(String storeKey, String name, Command write, String loss) {
+    private CompletableFuture<Boolean> durable(String storeKey, String name, RedisCalls.Command write, String loss) {
         RedisConnector.Link link = connector.link();
-        byte[] key = recordKey(storeKey);
+        byte[] key = keys.record(storeKey);
         return run(link, name, written(link, key, false, write), reply -> reply).thenCompose(reply -> {
             boolean wrote = isOne(replyOf(reply));
             if (replicaWait == null || !wrote) {
@@ -549,7 +333,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         }
         if (written.waitFailure() != null) {
             return CompletableFuture.failedFuture(new IdempotencyStoreException("Redis idempotency store: " + name
-                + " of " + recordKeyText(storeKey) + " was written, but the WAIT for its replicas failed ("
+                + " of " + keys.recordText(storeKey) + " was written, but the WAIT for its replicas failed ("
                 + written.waitFailure() + "), so whether a replica has it is unknown: it fails, to be sent again",
                 written.waitFailure()));
         }
@@ -562,7 +346,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         underReplicatedWrites.incrementAndGet();
         LOG.warn("idempotency Redis store: {} of {} is on the primary, but only {} confirmed it ({}; wait-replicas={})."
             + " If the primary fails before a replica has it, {}. Check the replicas' lag (INFO replication on the"
-            + " primary)", name, recordKeyText(storeKey), confirmations(written), written.waited()
+            + " primary)", name, keys.recordText(storeKey), confirmations(written), written.waited()
                 ? "after three waits of " + replicaWait.timeoutMillis() + " ms"
                 : "not waited for: the primary's last WAIT, less than " + ReplicaWait.SHORT_PROBE_MILLIS
                     + " ms ago, came back short", replicaWait.replicas(), loss);
@@ -593,25 +377,25 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
 
     /** @return what a live record answers (replay, mismatch, in progress), or {@code null} when it is over */
     private AcquireResult decide(String storeKey, byte[] record, byte[] fingerprint, long now) throws IOException {
-        checkFormat(storeKey, record, TOKEN + 16);
+        checkFormat(keys.recordText(storeKey), record, TOKEN + 16);
         byte state = record[STATE];
         long deadline = readLong(record, DEADLINE);
         if (state == RELEASED || now >= deadline) {
             return null;
         }
         if (state != IN_PROGRESS && state != COMPLETED) {
-            throw new IOException("record " + recordKeyText(storeKey) + ": unknown state " + state);
+            throw new IOException("record " + keys.recordText(storeKey) + ": unknown state " + state);
         }
-        checkFormat(storeKey, record, FINGERPRINT);
+        checkFormat(keys.recordText(storeKey), record, FINGERPRINT);
         int n = readShort(record, FINGERPRINT_LENGTH);
-        checkFormat(storeKey, record, FINGERPRINT + n);
+        checkFormat(keys.recordText(storeKey), record, FINGERPRINT + n);
         if (!Arrays.equals(record, FINGERPRINT, FINGERPRINT + n, fingerprint, 0, fingerprint.length)) {
             return new AcquireResult.Mismatch();
         }
         if (state == IN_PROGRESS) {
             return new AcquireResult.InProgress(Duration.ofMillis(deadline - now));
         }
-        return new AcquireResult.Replay(decodeResponse(storeKey, record, FINGERPRINT + n));
+        return new AcquireResult.Replay(decodeResponse(keys.recordText(storeKey), record, FINGERPRINT + n));
     }
 
     @SuppressWarnings("unchecked")
@@ -622,7 +406,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         }
         AcquireResult live = decide(storeKey, (byte[]) reply.get(1), fingerprint, now);
         if (live == null) {
-            throw new IOException("record " + recordKeyText(storeKey) + ": the take-over found a live record that is over");
+            throw new IOException("record " + keys.recordText(storeKey) + ": the take-over found a live record that is over");
         }
         return live;
     }
@@ -636,7 +420,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         long now = clock.millis();
         byte[] ttl = decimal(retention.plus(expiryGrace).toMillis());
         byte[] rest = StoredResponseCodec.encode(response);
-        return durable(storeKey, COMPLETE.name(), c -> COMPLETE.execute(c, new byte[][] {recordKey(storeKey)},
+        return durable(storeKey, COMPLETE.name(), c -> COMPLETE.execute(c, new byte[][] {keys.record(storeKey)},
             longBytes(fencingToken), longBytes(now + retention.toMillis()), rest, ttl),
             "the record is back in progress as acquired, and once its lease ends a retry runs the handler again");
     }
@@ -645,8 +429,8 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
         Objects.requireNonNull(storeKey, "storeKey");
         byte[] ttl = decimal(expiryGrace.toMillis());
-        return run(connector.link(), RELEASE.name(), c -> RELEASE.execute(c, new byte[][] {recordKey(storeKey)}, longBytes(fencingToken),
-            ttl), RedisIdempotencyStore::isOne);
+        return run(connector.link(), RELEASE.name(), c -> RELEASE.execute(c, new byte[][] {keys.record(storeKey)}, longBytes(fencingToken),
+            ttl), RedisRecords::isOne);
     }
 
     @Override
@@ -655,7 +439,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         Checks.positive(lease, "lease");
         long now = clock.millis();
         byte[] ttl = decimal(lease.plus(lateCompletionWindow).toMillis());
-        return durable(storeKey, RENEW.name(), c -> RENEW.execute(c, new byte[][] {recordKey(storeKey)},
+        return durable(storeKey, RENEW.name(), c -> RENEW.execute(c, new byte[][] {keys.record(storeKey)},
             longBytes(fencingToken), longBytes(now + lease.toMillis()), ttl),
             "the lease ends at its earlier deadline, and a retry after it may take the key over while the handler"
                 + " still runs");
@@ -665,7 +449,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     @Override
     public CompletionStage<Map<String, byte[]>> steps(String storeKey) {
         Objects.requireNonNull(storeKey, "storeKey");
-        byte[] key = stepsKey(storeKey);
+        byte[] key = keys.steps(storeKey);
         long now = clock.millis();
         return run(connector.link(), "steps", c -> c.hgetall(key).toCompletableFuture().thenApply(m -> (Object) m),
             reply -> {
@@ -695,7 +479,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         long now = clock.millis();
         byte[] ttl = decimal(keep.plus(expiryGrace).toMillis());
         return durable(storeKey, RECORD_STEP.name(), c -> RECORD_STEP.execute(c,
-            new byte[][] {recordKey(storeKey), stepsKey(storeKey)}, longBytes(fencingToken),
+            new byte[][] {keys.record(storeKey), keys.steps(storeKey)}, longBytes(fencingToken),
             step.getBytes(StandardCharsets.UTF_8), result, longBytes(now + keep.toMillis()), longBytes(now), ttl),
             "the step '" + step + "' is gone, and a retry runs it again");
     }
@@ -704,151 +488,27 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     public CompletionStage<Boolean> discardSteps(String storeKey, long fencingToken) {
         Objects.requireNonNull(storeKey, "storeKey");
         return run(connector.link(), DISCARD_STEPS.name(), c -> DISCARD_STEPS.execute(c,
-            new byte[][] {recordKey(storeKey), stepsKey(storeKey)}, longBytes(fencingToken)), RedisIdempotencyStore::isOne);
-    }
-
-    /** @return the key of the record's steps: {@code P{K}:steps}, in the record's hash slot */
-    private byte[] stepsKey(String storeKey) {
-        return (recordKeyText(storeKey) + ":steps").getBytes(StandardCharsets.UTF_8);
+            new byte[][] {keys.record(storeKey), keys.steps(storeKey)}, longBytes(fencingToken)), RedisRecords::isOne);
     }
 
     @Override
     public CompletionStage<Optional<RecordInfo>> find(String storeKey) {
-        Objects.requireNonNull(storeKey, "storeKey");
-        return inspect(connector.link(), recordKey(storeKey)).thenApply(Optional::ofNullable);
+        return inspection.find(storeKey);
     }
 
     @Override
     public CompletionStage<RecordCounts> counts() {
-        RedisConnector.Link link = connector.link();
-        long now = clock.millis();
-        long[] counts = new long[4];
-        return walk(link, info -> {
-            boolean over = info.state() == RecordInfo.State.RELEASED || now >= info.deadline().toEpochMilli();
-            counts[info.state() == RecordInfo.State.IN_PROGRESS ? (over ? 1 : 0) : (over ? 3 : 2)]++;
-        }).thenCompose(complete -> size(link).thenApply(size ->
-            new RecordCounts(counts[0], counts[1], counts[2], counts[3], complete, size)));
+        return inspection.counts();
     }
 
     @Override
     public CompletionStage<List<RecordInfo>> inProgressStartedBefore(Instant startedBefore, int limit) {
-        Objects.requireNonNull(startedBefore, "startedBefore");
-        Checks.atLeast(limit, 1, "limit");
-        List<RecordInfo> found = new ArrayList<>();
-        return walk(connector.link(), info -> {
-            if (info.state() == RecordInfo.State.IN_PROGRESS && !info.startedAt().isAfter(startedBefore)) {
-                found.add(info);
-            }
-        }).thenApply(complete -> found.stream().sorted(Comparator.comparing(RecordInfo::startedAt)).limit(limit).toList());
+        return inspection.inProgressStartedBefore(startedBefore, limit);
     }
 
-    /**
-     * Reads every record of the store's key space, one {@code SCAN} page at a time (a page's
-     * records are read before the next page is asked for, so {@code sink} is called by one thread
-     * at a time), up to {@value #INSPECTION_SCAN_LIMIT} records.
-     *
-     * @return whether the walk saw the whole key space
-     */
-    private CompletableFuture<Boolean> walk(RedisConnector.Link link, Consumer<RecordInfo> sink) {
-        ScanArgs args = ScanArgs.Builder.matches(globEscape(keyPrefix) + "{*}").limit(1000);
-        return page(link, ScanCursor.INITIAL, args, sink, 0);
-    }
-
-    private CompletableFuture<Boolean> page(RedisConnector.Link link, ScanCursor cursor, ScanArgs args,
-                                            Consumer<RecordInfo> sink, long seen) {
-        return run(link, "scan", c -> c.scan(cursor, args).toCompletableFuture().<Object>thenApply(v -> v),
-            reply -> {
-                @SuppressWarnings("unchecked")
-                KeyScanCursor<byte[]> keys = (KeyScanCursor<byte[]>) reply;
-                return keys;
-            }).thenCompose(keys -> {
-                List<CompletableFuture<RecordInfo>> reads = keys.getKeys().stream().map(k -> inspect(link, k)).toList();
-                return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
-                    reads.forEach(r -> {
-                        RecordInfo info = r.join();
-                        if (info != null) { // gone since the scan saw it
-                            sink.accept(info);
-                        }
-                    });
-                    long total = seen + keys.getKeys().size();
-                    if (keys.isFinished()) {
-                        return CompletableFuture.completedFuture(true);
-                    }
-                    if (total >= INSPECTION_SCAN_LIMIT) {
-                        return CompletableFuture.completedFuture(false);
-                    }
-                    return page(link, keys, args, sink, total);
-                });
-            });
-    }
-
-    /** One record's state and timing from its first bytes and its length; {@code null} when it is gone. */
-    private CompletableFuture<RecordInfo> inspect(RedisConnector.Link link, byte[] key) {
-        CompletableFuture<byte[]> head = run(link, "getrange", c -> c.getrange(key, 0, INSPECTED_PREFIX - 1)
-            .toCompletableFuture().<Object>thenApply(v -> v), reply -> (byte[]) reply);
-        CompletableFuture<Long> length = run(link, "strlen", c -> c.strlen(key).toCompletableFuture()
-            .<Object>thenApply(v -> v), reply -> (Long) reply);
-        return head.thenCombine(length, (bytes, total) -> {
-            if (bytes == null || bytes.length == 0) {
-                return null;
-            }
-            String text = new String(key, StandardCharsets.UTF_8);
-            String storeKey = text.substring(keyPrefix.length() + 1, text.length() - 1);
-            try {
-                return recordInfo(storeKey, bytes, total);
-            } catch (IOException e) {
-                throw new CompletionException(new IdempotencyStoreException(
-                    "Redis idempotency store: cannot read " + text + ": " + e.getMessage(), e));
-            }
-        });
-    }
-
-    private RecordInfo recordInfo(String storeKey, byte[] head, long length) throws IOException {
-        checkFormat(storeKey, head, TOKEN + 16);
-        long token = readLong(head, TOKEN);
-        Instant startedAt = Instant.ofEpochMilli(token >> 10);
-        Instant deadline = Instant.ofEpochMilli(readLong(head, DEADLINE));
-        return switch (head[STATE]) {
-            case IN_PROGRESS -> new RecordInfo(storeKey, RecordInfo.State.IN_PROGRESS, token, startedAt, deadline, 0, -1);
-            case RELEASED -> new RecordInfo(storeKey, RecordInfo.State.RELEASED, token, startedAt, deadline, 0, -1);
-            case COMPLETED -> {
-                checkFormat(storeKey, head, FINGERPRINT);
-                int at = FINGERPRINT + readShort(head, FINGERPRINT_LENGTH);
-                try {
-                    yield new RecordInfo(storeKey, RecordInfo.State.COMPLETED, token, startedAt, deadline,
-                        StoredResponseCodec.status(head, at), StoredResponseCodec.bodyLength(head, at, length - at));
-                } catch (IllegalArgumentException e) {
-                    throw new IOException("record " + recordKeyText(storeKey) + ": " + e.getMessage(), e);
-                }
-            }
-            default -> throw new IOException("unknown state " + head[STATE]);
-        };
-    }
-
-    /** The server's memory ({@code INFO memory}) and key count ({@code DBSIZE}). */
-    private CompletableFuture<Map<String, Object>> size(RedisConnector.Link link) {
-        CompletableFuture<String> info = run(link, "info", c -> c.info("memory").toCompletableFuture()
-            .<Object>thenApply(v -> v), String::valueOf);
-        CompletableFuture<Long> keys = run(link, "dbsize", c -> c.dbsize().toCompletableFuture()
-            .<Object>thenApply(v -> v), reply -> (Long) reply);
-        return info.thenCombine(keys, (text, dbsize) -> {
-            Map<String, Object> size = new LinkedHashMap<>();
-            for (String line : text.split("\\r?\\n")) {
-                if (line.startsWith("used_memory:")) {
-                    size.put("usedMemoryBytes", Long.parseLong(line.substring("used_memory:".length()).trim()));
-                } else if (line.startsWith("maxmemory:")) {
-                    size.put("maxMemoryBytes", Long.parseLong(line.substring("maxmemory:".length()).trim()));
-                } else if (line.startsWith("maxmemory_policy:")) {
-                    size.put("maxMemoryPolicy", line.substring("maxmemory_policy:".length()).trim());
-                }
-            }
-            size.put("serverKeys", dbsize);
-            return size;
-        });
-    }
-
-    private static String globEscape(String text) {
-        return text.replaceAll("([*?\\[\\]\\\\])", "\\\\$1");
+    /** @return the record's key in Redis for {@code storeKey}, as text */
+    String recordKeyText(String storeKey) {
+        return keys.recordText(storeKey);
     }
 
     /** Closes the store's own connections and clients (not the application's client). */
@@ -867,29 +527,9 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         return connector.uris();
     }
 
-    /**
-     * @return how many replicas the primary reports connected ({@code INFO replication}); for a
-     *     cluster, the fewest that any master with slots has, from the topology the store knows
-     */
+    /** @return the fewest replicas of a primary (see {@link RedisInspection#fewestReplicas()}) */
     CompletableFuture<Integer> fewestReplicas() {
-        return run(connector.link(), "info", c -> {
-            if (c instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
-                Partitions partitions = cluster.getStatefulConnection().getPartitions();
-                int fewest = Integer.MAX_VALUE;
-                for (RedisClusterNode node : partitions) {
-                    if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
-                        int replicas = (int) partitions.stream()
-                            .filter(n -> node.getNodeId().equals(n.getSlaveOf())).count();
-                        fewest = Math.min(fewest, replicas);
-                    }
-                }
-                return CompletableFuture.completedFuture((Object) (fewest == Integer.MAX_VALUE ? 0 : fewest));
-            }
-            return c.info("replication").toCompletableFuture().thenApply(info -> (Object) info.lines()
-                .filter(l -> l.startsWith("connected_slaves:"))
-                .mapToInt(l -> Integer.parseInt(l.substring("connected_slaves:".length()).trim()))
-                .findFirst().orElse(0));
-        }, reply -> (Integer) reply);
+        return inspection.fewestReplicas();
     }
 
     /** @return the store's open connections: the shared one first, if open, then the event loops' (for tests) */
@@ -902,174 +542,4 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         return connector.loopsWithOwnConnection();
     }
 
-    /** @return the Redis key of the record of {@code storeKey} */
-    String recordKeyText(String storeKey) {
-        return keyPrefix + "{" + storeKey + "}";
-    }
-
-    /**
-     * @return {@link #recordKeyText} in UTF-8, built in one array when the store key is ASCII (the
-     *     filter's always are: every acquire and completion comes through here), else encoded
-     */
-    private byte[] recordKey(String storeKey) {
-        int n = storeKey.length();
-        byte[] key = new byte[keyHead.length + n + 1];
-        System.arraycopy(keyHead, 0, key, 0, keyHead.length);
-        for (int i = 0; i < n; i++) {
-            char c = storeKey.charAt(i);
-            if (c >= 0x80) {
-                return recordKeyText(storeKey).getBytes(StandardCharsets.UTF_8);
-            }
-            key[keyHead.length + i] = (byte) c;
-        }
-        key[key.length - 1] = '}';
-        return key;
-    }
-
-    /** One Redis call of the store, given the connection's commands. */
-    @FunctionalInterface
-    private interface Command {
-        CompletableFuture<Object> send(RedisClusterAsyncCommands<byte[], byte[]> commands);
-    }
-
-    /** A decoder of a reply; may throw {@link IOException} for a record it cannot read. */
-    @FunctionalInterface
-    private interface Decoder<T> {
-        T decode(Object reply) throws IOException;
-    }
-
-    /** What to do instead when a command fails: another stage, or {@code null} to fail the call. */
-    @FunctionalInterface
-    private interface Recovery<T> {
-        CompletableFuture<T> recover(Throwable failure);
-    }
-
-    private <T> CompletableFuture<T> run(RedisConnector.Link link, String name, Command command, Decoder<T> decoder) {
-        return run(link, name, command, decoder, failure -> null);
-    }
-
-    /**
-     * Sends {@code command} on {@code link}'s connection and decodes its reply; the stage
-     * fails with an {@link IdempotencyStoreException} on any failure, and when no answer came
-     * within the command timeout.
-     */
-    private <T> CompletableFuture<T> run(RedisConnector.Link link, String name, Command command, Decoder<T> decoder,
-                                         Recovery<T> recovery) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        link.track(result);
-        CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands = link.commands();
-        if (commands.isDone() && !commands.isCompletedExceptionally()) {
-            RedisClusterAsyncCommands<byte[], byte[]> c = commands.join();
-            link.dispatch(() -> send(name, c, command, decoder, recovery, result));
-        } else {
-            commands.whenComplete((c, failure) -> {
-                if (failure != null) {
-                    result.completeExceptionally(new IdempotencyStoreException(
-                        "Redis idempotency store: cannot connect: " + cause(failure), cause(failure)));
-                } else {
-                    link.dispatch(() -> send(name, c, command, decoder, recovery, result));
-                }
-            });
-        }
-        return result;
-    }
-
-    private <T> void send(String name, RedisClusterAsyncCommands<byte[], byte[]> commands, Command command,
-                          Decoder<T> decoder, Recovery<T> recovery, CompletableFuture<T> result) {
-        CompletableFuture<Object> reply;
-        try {
-            reply = command.send(commands);
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        reply.whenComplete((value, failure) -> {
-            if (failure != null) {
-                Throwable cause = cause(failure);
-                CompletableFuture<T> instead = recovery.recover(cause);
-                if (instead != null) {
-                    instead.whenComplete((v, f) -> {
-                        if (f != null) {
-                            result.completeExceptionally(cause(f));
-                        } else {
-                            result.complete(v);
-                        }
-                    });
-                    return;
-                }
-                result.completeExceptionally(new IdempotencyStoreException("Redis idempotency store: " + name
-                    + " failed: " + cause, cause));
-                return;
-            }
-            try {
-                result.complete(decoder.decode(value));
-            } catch (IOException | RuntimeException e) {
-                result.completeExceptionally(new IdempotencyStoreException("Redis idempotency store: the reply of "
-                    + name + " could not be decoded: " + e.getMessage(), e));
-            }
-        });
-    }
-
-    static byte[] inProgressRecord(long token, long deadline, byte[] fingerprint) {
-        byte[] r = new byte[FINGERPRINT + fingerprint.length];
-        r[0] = FORMAT;
-        r[STATE] = IN_PROGRESS;
-        writeLong(r, TOKEN, token);
-        writeLong(r, DEADLINE, deadline);
-        r[FINGERPRINT_LENGTH] = (byte) (fingerprint.length >>> 8);
-        r[FINGERPRINT_LENGTH + 1] = (byte) fingerprint.length;
-        System.arraycopy(fingerprint, 0, r, FINGERPRINT, fingerprint.length);
-        return r;
-    }
-
-    private StoredResponse decodeResponse(String storeKey, byte[] record, int at) throws IOException {
-        try {
-            return StoredResponseCodec.decode(record, at);
-        } catch (IllegalArgumentException e) {
-            throw new IOException("record " + recordKeyText(storeKey) + ": " + e.getMessage(), e);
-        }
-    }
-
-    private void checkFormat(String storeKey, byte[] record, int minLength) throws IOException {
-        if (record.length < Math.max(minLength, 2) || record[0] != FORMAT) {
-            throw new IOException("record " + recordKeyText(storeKey) + " is not a format-" + FORMAT + " record of at least "
-                + minLength + " bytes (" + record.length + " bytes, first byte " + (record.length > 0 ? record[0] : -1) + ")");
-        }
-    }
-
-    private static boolean isOne(Object reply) {
-        return Long.valueOf(1L).equals(reply);
-    }
-
-    private static Throwable cause(Throwable failure) {
-        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-    }
-
-    private static byte[] decimal(long value) {
-        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
-    }
-
-    private static byte[] longBytes(long value) {
-        byte[] b = new byte[8];
-        writeLong(b, 0, value);
-        return b;
-    }
-
-    private static void writeLong(byte[] b, int at, long v) {
-        for (int i = 7; i >= 0; i--) {
-            b[at + i] = (byte) v;
-            v >>>= 8;
-        }
-    }
-
-    static long readLong(byte[] b, int at) {
-        long v = 0;
-        for (int i = 0; i < 8; i++) {
-            v = (v << 8) | (b[at + i] & 0xFF);
-        }
-        return v;
-    }
-
-    private static int readShort(byte[] b, int at) {
-        return ((b[at] & 0xFF) << 8) | (b[at + 1] & 0xFF);
-    }
 }

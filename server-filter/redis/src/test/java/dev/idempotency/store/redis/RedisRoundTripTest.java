@@ -157,10 +157,10 @@ class RedisRoundTripTest {
             Map<String, Long> first = executedDuring(() -> join(store.renew(key, token, Duration.ofSeconds(30))));
             // the failed EVALSHA is counted too (as a call that got NOSCRIPT)
             assertThat(first).containsEntry("eval", 1L).containsKey("evalsha");
-            assertThat(admin.sync().scriptExists(RedisIdempotencyStore.RENEW.sha1())).containsExactly(true);
+            assertThat(admin.sync().scriptExists(RedisScripts.RENEW.sha1())).containsExactly(true);
 
             admin.sync().scriptFlush();
-            assertThat(admin.sync().scriptExists(RedisIdempotencyStore.RENEW.sha1())).containsExactly(false);
+            assertThat(admin.sync().scriptExists(RedisScripts.RENEW.sha1())).containsExactly(false);
             Map<String, Long> afterFlush = executedDuring(() -> assertThat(join(store.renew(key, token,
                 Duration.ofSeconds(30)))).isTrue());
             assertThat(afterFlush).containsEntry("eval", 1L);

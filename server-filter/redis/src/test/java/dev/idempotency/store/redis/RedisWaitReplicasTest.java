@@ -110,11 +110,11 @@ class RedisWaitReplicasTest {
         assertThat(acquired).isInstanceOf(AcquireResult.Acquired.class);
         // read at once, on the replica: WAIT answered after the replica confirmed the write
         assertThat(onReplica(key)).isNotNull();
-        assertThat(onReplica(key)[1]).isEqualTo(RedisIdempotencyStore.IN_PROGRESS);
+        assertThat(onReplica(key)[1]).isEqualTo(RedisRecords.IN_PROGRESS);
         long token = ((AcquireResult.Acquired) acquired).fencingToken();
         assertThat(store.complete(key, token, ok(), Duration.ofHours(1)).toCompletableFuture().get(5, TimeUnit.SECONDS))
             .isTrue();
-        assertThat(onReplica(key)[1]).isEqualTo(RedisIdempotencyStore.COMPLETED);
+        assertThat(onReplica(key)[1]).isEqualTo(RedisRecords.COMPLETED);
         assertThat(store.underReplicatedWrites()).isZero();
         assertThat(store.describe()).contains("writes confirmed by 1 replica(s) within 500 ms");
     }
@@ -159,7 +159,7 @@ class RedisWaitReplicasTest {
             .hasMessageContaining("the record is released and the request not run");
         // the release: the primary keeps a tombstone (or nothing), never a lock of a request that did not run
         byte[] left = onPrimary(key);
-        assertThat(left == null || left[1] == RedisIdempotencyStore.RELEASED).as("record left on the primary").isTrue();
+        assertThat(left == null || left[1] == RedisRecords.RELEASED).as("record left on the primary").isTrue();
         // right after a short WAIT the next acquire is not even written: the connection is known short
         String next = UUID.randomUUID().toString();
         assertThatThrownBy(() -> store.acquire(next, FINGERPRINT, LEASE).toCompletableFuture().get(5, TimeUnit.SECONDS))
@@ -196,7 +196,7 @@ class RedisWaitReplicasTest {
                 .contains("after three waits of 500 ms")
                 .contains("a retry runs the handler again"));
         }
-        assertThat(onPrimary(key)[1]).isEqualTo(RedisIdempotencyStore.COMPLETED);
+        assertThat(onPrimary(key)[1]).isEqualTo(RedisRecords.COMPLETED);
         replica.resume();
     }
 

@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.config;
 
+import dev.idempotency.server.store.BlockingIdempotencyStore;
 import dev.idempotency.server.store.BlockingStoreAdapter;
 import dev.idempotency.server.Checks;
 import dev.idempotency.server.IdempotencyConfigurationProperties;

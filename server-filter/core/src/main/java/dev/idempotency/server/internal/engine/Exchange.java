@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.engine;
 
+import dev.idempotency.server.internal.response.HeaderNames;
 import io.micronaut.core.annotation.Internal;
 import dev.idempotency.context.OperationContext;
 import dev.idempotency.server.IdempotentOperation;

@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.engine;
 
+import dev.idempotency.server.internal.fingerprint.RequestDigest;
 import io.micronaut.core.annotation.Internal;
 
 /**

@@ -1,8 +1,10 @@
 package dev.idempotency.server.internal.engine;
 
+import dev.idempotency.server.Idempotent;
+import dev.idempotency.server.internal.response.HeaderNames;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
-import dev.idempotency.server.internal.fingerprint.JsonCanonicalizer;
+import dev.idempotency.server.internal.fingerprint.JsonPointers;
 import java.time.Duration;
 import java.util.List;
 
@@ -29,7 +31,7 @@ import java.util.List;
  */
 @Internal
 public record RoutePolicy(boolean required, Duration lease, Duration retention, Duration inFlightWait,
-                   boolean failOpen, JsonCanonicalizer.Pointers ignoredJsonPointers, List<CharSequence> fingerprintHeaders,
+                   boolean failOpen, JsonPointers ignoredJsonPointers, List<CharSequence> fingerprintHeaders,
                    String template, boolean transactional, RouteLatency latency, boolean keepSteps,
                    boolean explicit, KeySource keySource, @Nullable String operation) {
 

@@ -60,7 +60,7 @@ public final class RequestFingerprint {
     /** Made on the first parameter or header: most requests have neither. */
     private TreeMap<String, List<String>> query;
     private TreeMap<String, List<String>> headers;
-    private JsonCanonicalizer.Pointers ignored = JsonCanonicalizer.Pointers.NONE;
+    private JsonPointers ignored = JsonPointers.NONE;
 
     private RequestFingerprint(String method, String path) {
         this.method = Objects.requireNonNull(method, "method");
@@ -96,12 +96,12 @@ public final class RequestFingerprint {
 
     /** JSON Pointers (RFC 6901) of members and elements left out of a JSON body's fingerprint. */
     public RequestFingerprint ignoringJsonPointers(Collection<String> pointers) {
-        this.ignored = JsonCanonicalizer.Pointers.compile(pointers);
+        this.ignored = JsonPointers.compile(pointers);
         return this;
     }
 
     /** The same, already compiled (a route's policy keeps them). */
-    public RequestFingerprint ignoring(JsonCanonicalizer.Pointers pointers) {
+    public RequestFingerprint ignoring(JsonPointers pointers) {
         this.ignored = pointers;
         return this;
     }

@@ -2,9 +2,9 @@ package dev.idempotency.server.internal.management;
 
 import dev.idempotency.server.IdempotencyConfiguration;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
-import dev.idempotency.server.IdempotencyKey;
+import dev.idempotency.server.internal.fingerprint.KeyHeader;
 import dev.idempotency.server.store.IdempotencyStore;
-import dev.idempotency.server.InvalidIdempotencyKeyException;
+import dev.idempotency.server.internal.fingerprint.MalformedKeyException;
 import dev.idempotency.server.store.RecordCounts;
 import dev.idempotency.server.store.RecordInfo;
 import dev.idempotency.server.internal.fingerprint.RequestDigest;
@@ -267,8 +267,8 @@ final class IdempotencyEndpoint {
         }
         String value;
         try {
-            value = IdempotencyKey.parse(key, false).value();
-        } catch (InvalidIdempotencyKeyException e) {
+            value = KeyHeader.parse(key, false).value();
+        } catch (MalformedKeyException e) {
             value = key; // the bare value, as the filter read it from the header
         }
         return RequestDigest.begin(kind, id, parts[parts.length - 2], parts[parts.length - 1], value).storeKey();

@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.response;
 
+import dev.idempotency.server.Checks;
 import io.micronaut.core.annotation.Internal;
 import dev.idempotency.server.internal.runtime.RequestLoop;
 import io.netty.util.AsciiString;

@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.util;
 
+import dev.idempotency.server.store.IdempotencyStore;
 import io.micronaut.core.annotation.Internal;
 
 /**

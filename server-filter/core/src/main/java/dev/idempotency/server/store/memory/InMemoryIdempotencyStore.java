@@ -38,20 +38,6 @@ import org.slf4j.LoggerFactory;
  * application instance only; use the PostgreSQL or Redis store when several instances serve
  * the same API.
  *
- * <h2>Layout</h2>
- * One map entry per store key, holding the fencing token, the deadline in epoch milliseconds (the
- * lease's end while in progress, the retention's end once completed) and one byte array: the
- * fingerprint, followed once completed by the {@link StoredResponse} in
- * {@link StoredResponseCodec}'s form (status, the omitted flag, the headers, the body), decoded
- * again for each replay. A store key of the filter's form
- * ({@link IdempotencyStore#isDigestKey}) is kept as four {@code long}s, any other as the string
- * itself. A record is five small objects (its map node, its key, itself, its
- * array and, once completed, its node in the eviction queue), about 210 bytes plus its response:
- * a full store is live data the garbage collector copies, so every object saved shortens its
- * pauses. Deadlines are read from the injected
- * {@link Clock}, so tests move time instead of sleeping. Fencing tokens come from one counter
- * per store, so a token is never reused.
- *
  * <h2>Bounds</h2>
  * Two bounds, whichever is reached first: about {@code maxEntries} records and about
  * {@code maxBytes} bytes of heap, counting each record's key, fingerprint, stored response
@@ -99,18 +85,17 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     private static final Logger LOG = LoggerFactory.getLogger(InMemoryIdempotencyStore.class);
 
-    private static final long WARN_EVERY_MILLIS = TimeUnit.MINUTES.toMillis(1);
     private static final long PURGE_AT_MOST_EVERY_MILLIS = 1000;
 
-    private final ConcurrentHashMap<Object, Entry> entries;
+    private final ConcurrentHashMap<Object, MemoryEntry> entries;
     /** The durable steps of each record (CONTRACT S23), apart from it: they outlive its release. */
-    private final ConcurrentHashMap<Object, Steps> steps = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Object, MemorySteps> steps = new ConcurrentHashMap<>();
     private final AtomicLong tokens = new AtomicLong();
     private final OncePerMinute evictionWarnings = new OncePerMinute();
     private final OncePerMinute omittedWarnings = new OncePerMinute();
     private final AtomicLong lastFullPurge = new AtomicLong(Long.MIN_VALUE);
     /** Completed records in the order they completed: eviction takes the head, O(1) each. */
-    private final ConcurrentLinkedQueue<Entry> completionOrder = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<MemoryEntry> completionOrder = new ConcurrentLinkedQueue<>();
     /**
      * How full the store is, in one word (see {@link Occupancy}): the records held and the heap
      * they take. One counter for both, and not a {@link LongAdder}: every change returns the new
@@ -176,12 +161,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         long now = clock.millis();
         long leaseEnd = now + lease.toMillis();
         Created created = new Created();
-        Object mapKey = mapKey(storeKey);
-        Entry existing = entries.compute(mapKey, (key, found) -> {
+        Object mapKey = HexKey.mapKey(storeKey);
+        MemoryEntry existing = entries.compute(mapKey, (key, found) -> {
             if (found == null || found.isExpired(now)) {
                 created.takeover = found != null && !found.completed();
                 // a record keeps its map node's own key object: the one in hand is a copy of it
-                created.entry = new Entry(found == null ? key : found.key, fingerprint.clone(), fingerprint.length,
+                created.entry = new MemoryEntry(found == null ? key : found.key, fingerprint.clone(), fingerprint.length,
                     tokens.incrementAndGet(), now, leaseEnd);
                 long replaced = found == null ? 0 : found.weight;
                 created.occupancy = add(found == null ? 1 : 0, created.entry.weight - replaced);
@@ -219,8 +204,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         Checks.positive(retention, "retention");
         long now = clock.millis();
         long retentionEnd = now + retention.toMillis();
-        Object mapKey = mapKey(storeKey);
-        Entry held = entries.get(mapKey);
+        Object mapKey = HexKey.mapKey(storeKey);
+        MemoryEntry held = entries.get(mapKey);
         if (held == null || !held.isHeldWith(fencingToken)) {
             return done(false);
         }
@@ -237,10 +222,10 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             omitted(response.bodyLength(), now);
         }
         byte[] stored = encoded;
-        Entry[] done = new Entry[1];
+        MemoryEntry[] done = new MemoryEntry[1];
         entries.computeIfPresent(mapKey, (key, existing) -> {
             if (existing.isHeldWith(fencingToken)) {
-                done[0] = new Entry(existing.key, stored, existing.fingerprintLength, fencingToken, existing.acquiredAt,
+                done[0] = new MemoryEntry(existing.key, stored, existing.fingerprintLength, fencingToken, existing.acquiredAt,
                     retentionEnd);
                 add(0, done[0].weight - existing.weight);
                 return done[0];
@@ -256,7 +241,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     @Override
     public CompletionStage<Boolean> release(String storeKey, long fencingToken) {
         boolean[] done = new boolean[1];
-        entries.computeIfPresent(mapKey(storeKey), (key, existing) -> {
+        entries.computeIfPresent(HexKey.mapKey(storeKey), (key, existing) -> {
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
                 add(-1, -existing.weight);
@@ -272,10 +257,10 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         Checks.positive(lease, "lease");
         long leaseEnd = clock.millis() + lease.toMillis();
         boolean[] done = new boolean[1];
-        entries.computeIfPresent(mapKey(storeKey), (key, existing) -> {
+        entries.computeIfPresent(HexKey.mapKey(storeKey), (key, existing) -> {
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
-                return new Entry(existing.key, existing.data, existing.fingerprintLength, fencingToken,
+                return new MemoryEntry(existing.key, existing.data, existing.fingerprintLength, fencingToken,
                     existing.acquiredAt, leaseEnd);
             }
             return existing;
@@ -286,7 +271,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     @Override
     public CompletionStage<Map<String, byte[]>> steps(String storeKey) {
         Objects.requireNonNull(storeKey, "storeKey");
-        Steps found = steps.get(mapKey(storeKey));
+        MemorySteps found = steps.get(HexKey.mapKey(storeKey));
         if (found == null || found.isExpired(clock.millis())) {
             return CompletableFuture.completedFuture(Map.of());
         }
@@ -308,12 +293,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         Objects.requireNonNull(result, "result");
         Checks.positive(keep, "keep");
         long now = clock.millis();
-        Object mapKey = mapKey(storeKey);
-        Entry held = entries.get(mapKey);
+        Object mapKey = HexKey.mapKey(storeKey);
+        MemoryEntry held = entries.get(mapKey);
         if (held == null || !held.isHeldWith(fencingToken)) {
             return done(false);
         }
-        long added = Steps.weight(step, result);
+        long added = MemorySteps.weight(step, result);
         long before = occupancy.get();
         if (Occupancy.bytes(before) + added > maxBytes && !makeRoom(before, added, now)) {
             return CompletableFuture.failedFuture(new IdempotencyStoreException("in-memory idempotency store is full:"
@@ -327,14 +312,14 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
                 steps.compute(existing.key, (k, found) -> {
-                    Steps live = found == null || found.isExpired(now) ? Steps.NONE : found;
-                    if (found != null && live == Steps.NONE) {
+                    MemorySteps live = found == null || found.isExpired(now) ? MemorySteps.NONE : found;
+                    if (found != null && live == MemorySteps.NONE) {
                         add(0, -found.weight);
                     }
                     if (live.results.containsKey(step)) {
-                        return live == Steps.NONE ? null : live; // the first result stays
+                        return live == MemorySteps.NONE ? null : live; // the first result stays
                     }
-                    Steps next = live.with(step, copy, deadline);
+                    MemorySteps next = live.with(step, copy, deadline);
                     add(0, next.weight - live.weight);
                     return next;
                 });
@@ -348,7 +333,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     public CompletionStage<Boolean> discardSteps(String storeKey, long fencingToken) {
         Objects.requireNonNull(storeKey, "storeKey");
         boolean[] done = new boolean[1];
-        entries.computeIfPresent(mapKey(storeKey), (key, existing) -> {
+        entries.computeIfPresent(HexKey.mapKey(storeKey), (key, existing) -> {
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
                 dropSteps(existing.key);
@@ -359,7 +344,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     }
 
     private void dropSteps(Object mapKey) {
-        Steps dropped = steps.remove(mapKey);
+        MemorySteps dropped = steps.remove(mapKey);
         if (dropped != null) {
             add(0, -dropped.weight);
         }
@@ -374,7 +359,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     public CompletionStage<RecordCounts> counts() {
         long now = clock.millis();
         long[] counts = new long[4];
-        for (Entry e : entries.values()) {
+        for (MemoryEntry e : entries.values()) {
             counts[(e.completed() ? 2 : 0) + (e.isExpired(now) ? 1 : 0)]++;
         }
         return CompletableFuture.completedFuture(new RecordCounts(counts[0], counts[1], counts[2], counts[3], true,
@@ -391,14 +376,14 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             .filter(e -> !e.completed() && e.acquiredAt <= before)
             .sorted(Comparator.comparingLong(e -> e.acquiredAt))
             .limit(limit)
-            .map(Entry::info)
+            .map(MemoryEntry::info)
             .toList());
     }
 
     @Override
     public CompletionStage<Optional<RecordInfo>> find(String storeKey) {
         Objects.requireNonNull(storeKey, "storeKey");
-        return CompletableFuture.completedFuture(Optional.ofNullable(entries.get(mapKey(storeKey))).map(Entry::info));
+        return CompletableFuture.completedFuture(Optional.ofNullable(entries.get(HexKey.mapKey(storeKey))).map(MemoryEntry::info));
     }
 
     /**
@@ -409,20 +394,20 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     public int purgeExpired() {
         long now = clock.millis();
         int removed = 0;
-        for (Entry e : entries.values()) {
+        for (MemoryEntry e : entries.values()) {
             if (e.isExpired(now) && entries.remove(e.key, e)) {
                 add(-1, -e.weight);
                 removed++;
             }
         }
-        for (Map.Entry<Object, Steps> e : steps.entrySet()) {
+        for (Map.Entry<Object, MemorySteps> e : steps.entrySet()) {
             if (e.getValue().isExpired(now) && steps.remove(e.getKey(), e.getValue())) {
                 add(0, -e.getValue().weight);
             }
         }
         // forget purged records at the head of the completion order, so it stays about as long
         // as the map (with one retention for all routes, purges remove exactly the head)
-        Entry head;
+        MemoryEntry head;
         while ((head = completionOrder.peek()) != null && entries.get(head.key) != head) {
             completionOrder.remove(head);
         }
@@ -436,7 +421,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     /** @return whether every record holds its map node's key object, not a copy (one key per record; for tests) */
     boolean keysShared() {
-        for (Map.Entry<Object, Entry> e : entries.entrySet()) {
+        for (Map.Entry<Object, MemoryEntry> e : entries.entrySet()) {
             if (e.getKey() != e.getValue().key) {
                 return false;
             }
@@ -457,11 +442,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         long counted = occupancy.get();
         long bytesHeld = 0;
         int records = 0;
-        for (Entry e : entries.values()) {
+        for (MemoryEntry e : entries.values()) {
             bytesHeld += e.weight;
             records++;
         }
-        for (Steps st : steps.values()) {
+        for (MemorySteps st : steps.values()) {
             bytesHeld += st.weight;
         }
         return new long[] {Occupancy.records(counted), Occupancy.bytes(counted), records, bytesHeld};
@@ -489,7 +474,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     private boolean makeRoom(long seen, long weight, long nowMillis) {
         long now = seen;
         while (overBounds(now, weight)) {
-            Entry oldest = completionOrder.poll();
+            MemoryEntry oldest = completionOrder.poll();
             if (oldest == null) {
                 purgeWhenFull();
                 return !overBounds(occupancy.get(), weight);
@@ -523,87 +508,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
     }
 
     /** @return what a record with this key and array counts against the byte bound */
-    private static long weight(Object key, byte[] data) {
+    static long weight(Object key, byte[] data) {
         long keyWeight = key instanceof HexKey ? HEX_KEY_WEIGHT : STRING_KEY_OVERHEAD + ((String) key).length();
         return RECORD_OVERHEAD + keyWeight + data.length;
-    }
-
-    /**
-     * @return the map's key for {@code storeKey}: a {@link HexKey} for 64 lowercase hexadecimal
-     *     digits, else the string itself (so two different store keys never share a map key)
-     */
-    static Object mapKey(String storeKey) {
-        if (storeKey.length() != DIGEST_KEY_LENGTH) {
-            return storeKey;
-        }
-        // one pass that checks and parses (the keys IdempotencyStore.isDigestKey accepts, no others):
-        // every acquire and completion comes through here
-        long a = 0;
-        long b = 0;
-        long c = 0;
-        long d = 0;
-        int invalid = 0; // negative once any character is not a lowercase hex digit
-        for (int i = 0; i < 16; i++) {
-            int x = HexDigits.value(storeKey.charAt(i));
-            int y = HexDigits.value(storeKey.charAt(i + 16));
-            int z = HexDigits.value(storeKey.charAt(i + 32));
-            int w = HexDigits.value(storeKey.charAt(i + 48));
-            invalid |= x | y | z | w;
-            a = a << 4 | x;
-            b = b << 4 | y;
-            c = c << 4 | z;
-            d = d << 4 | w;
-        }
-        return invalid < 0 ? storeKey : new HexKey(a, b, c, d);
-    }
-
-    /**
-     * A store key of 64 lowercase hexadecimal digits as its 32 bytes: one object of 48 bytes,
-     * where the string takes two of 104. Its hash is its first bytes, as random as a SHA-256's.
-     * Comparable, as the string was, so that keys a client made collide in one bin of the map
-     * still take logarithmic time there (the map's tree bins order comparable keys).
-     */
-    static final class HexKey implements Comparable<HexKey> {
-        private final long a;
-        private final long b;
-        private final long c;
-        private final long d;
-
-        HexKey(long a, long b, long c, long d) {
-            this.a = a;
-            this.b = b;
-            this.c = c;
-            this.d = d;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof HexKey k && a == k.a && b == k.b && c == k.c && d == k.d;
-        }
-
-        @Override
-        public int hashCode() {
-            return (int) (a ^ (a >>> 32));
-        }
-
-        @Override
-        public int compareTo(HexKey o) {
-            int r = Long.compareUnsigned(a, o.a);
-            if (r == 0) {
-                r = Long.compareUnsigned(b, o.b);
-            }
-            if (r == 0) {
-                r = Long.compareUnsigned(c, o.c);
-            }
-            return r != 0 ? r : Long.compareUnsigned(d, o.d);
-        }
-
-        /** @return the store key: the 64 digits */
-        @Override
-        public String toString() {
-            HexFormat hex = HexFormat.of();
-            return hex.toHexDigits(a) + hex.toHexDigits(b) + hex.toHexDigits(c) + hex.toHexDigits(d);
-        }
     }
 
     private void evicted(long occupancy, long nowMillis) {
@@ -625,160 +532,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         }
     }
 
-    /**
-     * One record, immutable: {@code data} holds the fingerprint ({@code fingerprintLength} bytes)
-     * and, once completed, the encoded response after it; in progress, {@code deadline} is the
-     * lease's end. Identity tells a record from a later one of the same key.
-     */
-    private static final class Entry {
-        final Object key;
-        final byte[] data;
-        final int fingerprintLength;
-        final long token;
-        final long acquiredAt;
-        final long deadline;
-        final long weight;
-
-        Entry(Object key, byte[] data, int fingerprintLength, long token, long acquiredAt, long deadline) {
-            this.key = key;
-            this.data = data;
-            this.fingerprintLength = fingerprintLength;
-            this.token = token;
-            this.acquiredAt = acquiredAt;
-            this.deadline = deadline;
-            this.weight = weight(key, data);
-        }
-
-        boolean isExpired(long now) {
-            return now >= deadline;
-        }
-
-        /** An encoded response is never empty, so a record is completed when its array goes past the fingerprint. */
-        boolean completed() {
-            return data.length > fingerprintLength;
-        }
-
-        /** @return whether this is the in-progress record of the holder of {@code fencingToken} */
-        boolean isHeldWith(long fencingToken) {
-            return token == fencingToken && !completed();
-        }
-
-        boolean hasFingerprint(byte[] fingerprint) {
-            return Arrays.equals(data, 0, fingerprintLength, fingerprint, 0, fingerprint.length);
-        }
-
-        StoredResponse response() {
-            return StoredResponseCodec.decode(data, fingerprintLength);
-        }
-
-        RecordInfo info() {
-            if (!completed()) {
-                return new RecordInfo(key.toString(), RecordInfo.State.IN_PROGRESS, token,
-                    Instant.ofEpochMilli(acquiredAt), Instant.ofEpochMilli(deadline), 0, -1);
-            }
-            return new RecordInfo(key.toString(), RecordInfo.State.COMPLETED, token, Instant.ofEpochMilli(acquiredAt),
-                Instant.ofEpochMilli(deadline), StoredResponseCodec.status(data, fingerprintLength),
-                StoredResponseCodec.bodyLength(data, fingerprintLength, data.length - fingerprintLength));
-        }
-    }
-
-    /**
-     * The steps of one record, immutable: their results by name in the order recorded, kept until {@code deadline}
-     * (the latest step's keep), weighed for the byte bound.
-     */
-    private static final class Steps {
-        /** What a step costs beyond its name's characters and its result: map node, strings, array header. */
-        static final int STEP_OVERHEAD = 96;
-        /** What a record's steps cost beyond their own: their object, map and map node. */
-        static final int SET_OVERHEAD = 112;
-        static final Steps NONE = new Steps(Map.of(), Long.MAX_VALUE, 0);
-
-        final Map<String, byte[]> results;
-        final long deadline;
-        final long weight;
-
-        private Steps(Map<String, byte[]> results, long deadline, long weight) {
-            this.results = results;
-            this.deadline = deadline;
-            this.weight = weight;
-        }
-
-        static long weight(String step, byte[] result) {
-            return STEP_OVERHEAD + step.length() + result.length;
-        }
-
-        Steps with(String step, byte[] result, long keepUntil) {
-            Map<String, byte[]> next = new LinkedHashMap<>(results);
-            next.put(step, result);
-            long base = this == NONE ? SET_OVERHEAD : weight;
-            return new Steps(Collections.unmodifiableMap(next), this == NONE ? keepUntil : Math.max(deadline, keepUntil),
-                base + weight(step, result));
-        }
-
-        boolean isExpired(long now) {
-            return now >= deadline;
-        }
-    }
-
     /** What an acquire's {@code compute} created, if anything. */
     private static final class Created {
-        Entry entry;
+        MemoryEntry entry;
         boolean takeover;
         /** The store's occupancy right after the new record was counted. */
         long occupancy;
     }
 
-    /**
-     * Records and bytes in one {@code long}: the records in the upper 24 bits, the bytes in the
-     * lower 40. Neither total ever goes below zero (a record is counted inside the map's
-     * {@code compute} that puts it in, before anything can take it out) nor past its field (the
-     * bounds are capped at {@link #MAX_ENTRIES_LIMIT} and {@link #MAX_BYTES_LIMIT}, at most half of what
-     * a field holds, and callers overshoot a bound by one record each at most), so adding a
-     * combined delta never carries from one field into the other.
-     */
-    static final class Occupancy {
-        static final int BYTES_BITS = 40;
-        private static final long BYTES_MASK = (1L << BYTES_BITS) - 1;
-
-        private Occupancy() {
-        }
-
-        static long of(long records, long bytes) {
-            return (records << BYTES_BITS) + bytes;
-        }
-
-        static long records(long occupancy) {
-            return occupancy >>> BYTES_BITS;
-        }
-
-        static long bytes(long occupancy) {
-            return occupancy & BYTES_MASK;
-        }
-    }
-
     /** Events counted between WARN lines, so a full store logs at most once a minute per kind. */
-    private static final class OncePerMinute {
-        /** An adder: a full store counts an eviction per new record, on every event loop. */
-        private final LongAdder since = new LongAdder();
-        /** When the last line was written, by the store's clock; none yet at first. */
-        private final AtomicLong last = new AtomicLong(Long.MIN_VALUE);
-
-        /**
-         * Counts one event at {@code now}, the store clock's time the caller read already (no
-         * clock read per eviction); a clock set back counts as a minute gone.
-         *
-         * @return how many to report now, or 0 when a line was written less than a minute ago
-         */
-        long count(long now) {
-            since.increment();
-            long previous = last.get();
-            boolean due = previous == Long.MIN_VALUE || now - previous >= WARN_EVERY_MILLIS || now < previous;
-            if (due && last.compareAndSet(previous, now)) {
-                long count = since.sum();
-                since.add(-count);
-                return count;
-            }
-            return 0;
-        }
-    }
 }

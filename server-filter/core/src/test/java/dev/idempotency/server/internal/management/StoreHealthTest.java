@@ -1,5 +1,7 @@
 package dev.idempotency.server.internal.management;
 
+import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;

@@ -37,19 +37,19 @@ class InMemoryOccupancyTest {
     @DisplayName("S17: records and bytes share one word; a combined delta never carries from one into the other")
     void packing() {
         long occupancy = 0;
-        occupancy += InMemoryIdempotencyStore.Occupancy.of(1, 300);
-        occupancy += InMemoryIdempotencyStore.Occupancy.of(1, 250);
-        occupancy += InMemoryIdempotencyStore.Occupancy.of(0, -40); // a take-over by a smaller record
-        assertThat(InMemoryIdempotencyStore.Occupancy.records(occupancy)).isEqualTo(2);
-        assertThat(InMemoryIdempotencyStore.Occupancy.bytes(occupancy)).isEqualTo(510);
-        occupancy += InMemoryIdempotencyStore.Occupancy.of(-1, -300);
-        assertThat(InMemoryIdempotencyStore.Occupancy.records(occupancy)).isEqualTo(1);
-        assertThat(InMemoryIdempotencyStore.Occupancy.bytes(occupancy)).isEqualTo(210);
+        occupancy += Occupancy.of(1, 300);
+        occupancy += Occupancy.of(1, 250);
+        occupancy += Occupancy.of(0, -40); // a take-over by a smaller record
+        assertThat(Occupancy.records(occupancy)).isEqualTo(2);
+        assertThat(Occupancy.bytes(occupancy)).isEqualTo(510);
+        occupancy += Occupancy.of(-1, -300);
+        assertThat(Occupancy.records(occupancy)).isEqualTo(1);
+        assertThat(Occupancy.bytes(occupancy)).isEqualTo(210);
 
-        long full = InMemoryIdempotencyStore.Occupancy.of(InMemoryIdempotencyStore.MAX_ENTRIES_LIMIT * 2L,
+        long full = Occupancy.of(InMemoryIdempotencyStore.MAX_ENTRIES_LIMIT * 2L,
             InMemoryIdempotencyStore.MAX_BYTES_LIMIT * 2 - 1);
-        assertThat(InMemoryIdempotencyStore.Occupancy.records(full)).isEqualTo(InMemoryIdempotencyStore.MAX_ENTRIES_LIMIT * 2L);
-        assertThat(InMemoryIdempotencyStore.Occupancy.bytes(full)).isEqualTo(InMemoryIdempotencyStore.MAX_BYTES_LIMIT * 2 - 1);
+        assertThat(Occupancy.records(full)).isEqualTo(InMemoryIdempotencyStore.MAX_ENTRIES_LIMIT * 2L);
+        assertThat(Occupancy.bytes(full)).isEqualTo(InMemoryIdempotencyStore.MAX_BYTES_LIMIT * 2 - 1);
     }
 
     @Test

@@ -38,14 +38,14 @@ class InMemoryRecordLayoutTest {
         for (int i = 0; i < 100; i++) {
             String key = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
                 .digest(UUID.randomUUID().toString().getBytes()));
-            Object mapKey = InMemoryIdempotencyStore.mapKey(key);
-            assertThat(mapKey).isInstanceOf(InMemoryIdempotencyStore.HexKey.class);
+            Object mapKey = HexKey.mapKey(key);
+            assertThat(mapKey).isInstanceOf(HexKey.class);
             assertThat(mapKey.toString()).isEqualTo(key);
-            assertThat(InMemoryIdempotencyStore.mapKey(new String(key.toCharArray())))
+            assertThat(HexKey.mapKey(new String(key.toCharArray())))
                 .isEqualTo(mapKey).hasSameHashCodeAs(mapKey);
         }
-        assertThat(InMemoryIdempotencyStore.mapKey("0".repeat(64)).toString()).isEqualTo("0".repeat(64));
-        assertThat(InMemoryIdempotencyStore.mapKey("f".repeat(64)).toString()).isEqualTo("f".repeat(64));
+        assertThat(HexKey.mapKey("0".repeat(64)).toString()).isEqualTo("0".repeat(64));
+        assertThat(HexKey.mapKey("f".repeat(64)).toString()).isEqualTo("f".repeat(64));
     }
 
     @Test
@@ -60,10 +60,10 @@ class InMemoryRecordLayoutTest {
             y[random.nextInt(32)] ^= (byte) (1 << random.nextInt(8)); // differ in one bit, anywhere
             String sx = HexFormat.of().formatHex(x);
             String sy = HexFormat.of().formatHex(y);
-            InMemoryIdempotencyStore.HexKey kx = (InMemoryIdempotencyStore.HexKey) InMemoryIdempotencyStore.mapKey(sx);
-            InMemoryIdempotencyStore.HexKey ky = (InMemoryIdempotencyStore.HexKey) InMemoryIdempotencyStore.mapKey(sy);
+            HexKey kx = (HexKey) HexKey.mapKey(sx);
+            HexKey ky = (HexKey) HexKey.mapKey(sy);
             assertThat(Integer.signum(kx.compareTo(ky))).as("%s vs %s", sx, sy).isEqualTo(Integer.signum(sx.compareTo(sy)));
-            assertThat(kx.compareTo((InMemoryIdempotencyStore.HexKey) InMemoryIdempotencyStore.mapKey(sx))).isZero();
+            assertThat(kx.compareTo((HexKey) HexKey.mapKey(sx))).isZero();
         }
     }
 
@@ -87,7 +87,7 @@ class InMemoryRecordLayoutTest {
         // a character past ASCII whose low seven bits are a digit is not one
         assertThat(IdempotencyStore.isDigestKey("0123456789abcdef".repeat(4).substring(1) + (char) ('a' + 0x80)))
             .isFalse();
-        assertThat(InMemoryIdempotencyStore.mapKey("0".repeat(63) + (char) ('0' + 0x100))).isInstanceOf(String.class);
+        assertThat(HexKey.mapKey("0".repeat(63) + (char) ('0' + 0x100))).isInstanceOf(String.class);
     }
 
     @Test
@@ -98,10 +98,10 @@ class InMemoryRecordLayoutTest {
             "k1", "", "schlüssel/Zoë");
         for (String key : keys) {
             if (!key.equals(hex)) {
-                assertThat(InMemoryIdempotencyStore.mapKey(key)).isSameAs(key);
+                assertThat(HexKey.mapKey(key)).isSameAs(key);
             }
             // the store's parser accepts exactly the SPI's key form
-            assertThat(InMemoryIdempotencyStore.mapKey(key) instanceof InMemoryIdempotencyStore.HexKey)
+            assertThat(HexKey.mapKey(key) instanceof HexKey)
                 .as("key %s", key).isEqualTo(IdempotencyStore.isDigestKey(key));
         }
         for (int i = 0; i < keys.size(); i++) {

@@ -1,0 +1,11 @@
+package dev.idempotency.client.internal.metrics;
+
+import io.micronaut.core.annotation.Internal;
+import dev.idempotency.client.IdempotentClientConfig;
+
+/** Hands the application's meter registry to the clients the factory makes, when there is one. */
+@Internal
+public interface MetricsSupport {
+
+    void configure(IdempotentClientConfig.Builder builder);
+}
