@@ -1,6 +1,7 @@
 package dev.idempotency.client;
 
 import dev.idempotency.client.internal.DeclarativeCall;
+
 import java.util.Optional;
 
 /**

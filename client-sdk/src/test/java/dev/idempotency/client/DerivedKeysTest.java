@@ -1,11 +1,11 @@
 package dev.idempotency.client;
 
-import dev.idempotency.client.internal.policy.Keys;
 import dev.idempotency.client.DerivedKeysApi.Gateway;
 import dev.idempotency.client.DerivedKeysApi.GatewayEdge;
 import dev.idempotency.client.DerivedKeysApi.Order;
 import dev.idempotency.client.DerivedKeysApi.Paid;
 import dev.idempotency.client.DerivedKeysApi.Payments;
+import dev.idempotency.client.internal.policy.Keys;
 import dev.idempotency.context.OperationContext;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Property;

@@ -1,11 +1,5 @@
 package dev.idempotency.client.internal;
 
-import dev.idempotency.client.internal.metrics.ClientMetrics;
-import dev.idempotency.client.internal.policy.Attempt;
-import dev.idempotency.client.internal.policy.Classifier;
-import dev.idempotency.client.internal.policy.Keys;
-import dev.idempotency.client.internal.policy.RetryAfter;
-import dev.idempotency.client.internal.policy.RetryBudget;
 import dev.idempotency.client.DeadlineExceededException;
 import dev.idempotency.client.IdempotencyKeyReusedException;
 import dev.idempotency.client.IdempotentClient;
@@ -17,6 +11,12 @@ import dev.idempotency.client.ProblemDetails;
 import dev.idempotency.client.RequestInProgressException;
 import dev.idempotency.client.RetriesExhaustedException;
 import dev.idempotency.client.RetryBudgetExhaustedException;
+import dev.idempotency.client.internal.metrics.ClientMetrics;
+import dev.idempotency.client.internal.policy.Attempt;
+import dev.idempotency.client.internal.policy.Classifier;
+import dev.idempotency.client.internal.policy.Keys;
+import dev.idempotency.client.internal.policy.RetryAfter;
+import dev.idempotency.client.internal.policy.RetryBudget;
 import io.github.resilience4j.retry.Retry;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpResponse;

@@ -2,11 +2,11 @@ package dev.idempotency.client.internal;
 
 import dev.idempotency.client.IdempotentCall;
 import dev.idempotency.client.IdempotentResult;
-import io.micronaut.core.annotation.Internal;
 import io.micronaut.aop.InterceptedMethod;
 import io.micronaut.aop.MethodInterceptor;
-import io.micronaut.aop.kotlin.KotlinInterceptedMethod;
 import io.micronaut.aop.MethodInvocationContext;
+import io.micronaut.aop.kotlin.KotlinInterceptedMethod;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.async.publisher.Publishers;
 import io.micronaut.core.convert.ConversionService;
@@ -14,7 +14,6 @@ import io.micronaut.http.HttpRequest;
 import io.micronaut.http.HttpResponse;
 import io.micronaut.http.MutableHttpRequest;
 import io.micronaut.http.client.ClientAttributes;
-
 import org.reactivestreams.Publisher;
 
 import java.util.Optional;

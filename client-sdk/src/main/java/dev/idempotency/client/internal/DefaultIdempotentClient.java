@@ -1,17 +1,17 @@
 package dev.idempotency.client.internal;
 
-import dev.idempotency.client.internal.metrics.ClientMetrics;
-import dev.idempotency.client.internal.policy.Attempt;
-import dev.idempotency.client.internal.policy.Backoff;
-import dev.idempotency.client.internal.policy.Classifier;
-import dev.idempotency.client.internal.policy.Keys;
-import dev.idempotency.client.internal.policy.RetryBudget;
 import dev.idempotency.client.IdempotentCall;
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
 import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentResult;
 import dev.idempotency.client.Sleeper;
+import dev.idempotency.client.internal.metrics.ClientMetrics;
+import dev.idempotency.client.internal.policy.Attempt;
+import dev.idempotency.client.internal.policy.Backoff;
+import dev.idempotency.client.internal.policy.Classifier;
+import dev.idempotency.client.internal.policy.Keys;
+import dev.idempotency.client.internal.policy.RetryBudget;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
 import io.github.resilience4j.retry.RetryRegistry;

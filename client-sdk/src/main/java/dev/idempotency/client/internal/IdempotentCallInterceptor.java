@@ -1,12 +1,12 @@
 package dev.idempotency.client.internal;
 
-import dev.idempotency.client.internal.metrics.MetricsSupport;
-import dev.idempotency.client.internal.policy.Keys;
-import dev.idempotency.client.internal.policy.RetryBudget;
 import dev.idempotency.client.IdempotencyKey;
 import dev.idempotency.client.IdempotentCall;
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
+import dev.idempotency.client.internal.metrics.MetricsSupport;
+import dev.idempotency.client.internal.policy.Keys;
+import dev.idempotency.client.internal.policy.RetryBudget;
 import io.micronaut.aop.InterceptPhase;
 import io.micronaut.aop.InterceptedMethod;
 import io.micronaut.aop.InterceptorBean;

@@ -3,15 +3,15 @@ package dev.idempotency.client.internal;
 import dev.idempotency.client.IdempotencyKey;
 import dev.idempotency.client.IdempotentCall;
 import io.micronaut.context.BeanContext;
-import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.context.event.StartupEvent;
-import io.micronaut.runtime.event.annotation.EventListener;
+import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.client.annotation.Client;
 import io.micronaut.inject.BeanDefinition;
 import io.micronaut.inject.ExecutableMethod;
 import io.micronaut.inject.qualifiers.Qualifiers;
+import io.micronaut.runtime.event.annotation.EventListener;
 import jakarta.inject.Singleton;
 
 /**

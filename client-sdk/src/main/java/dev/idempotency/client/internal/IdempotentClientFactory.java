@@ -1,9 +1,9 @@
 package dev.idempotency.client.internal;
 
-import dev.idempotency.client.internal.metrics.MetricsSupport;
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
 import dev.idempotency.client.IdempotentClientConfigurationProperties;
+import dev.idempotency.client.internal.metrics.MetricsSupport;
 import io.micronaut.context.BeanLocator;
 import io.micronaut.context.annotation.EachBean;
 import io.micronaut.context.annotation.Factory;

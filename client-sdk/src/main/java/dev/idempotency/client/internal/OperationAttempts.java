@@ -1,9 +1,9 @@
 package dev.idempotency.client.internal;
 
-import dev.idempotency.client.internal.policy.RetryBudget;
 import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentRequestException;
 import dev.idempotency.client.IdempotentResult;
+import dev.idempotency.client.internal.policy.RetryBudget;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.HttpResponse;

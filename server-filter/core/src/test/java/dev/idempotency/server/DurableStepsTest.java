@@ -1,9 +1,9 @@
 package dev.idempotency.server;
 
+import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.RecordCounts;
 import dev.idempotency.server.store.RecordInfo;
 import dev.idempotency.server.store.StoreInspection;
-import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

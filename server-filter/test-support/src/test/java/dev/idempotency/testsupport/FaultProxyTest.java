@@ -94,11 +94,11 @@ class FaultProxyTest {
         serverThreads.shutdownNow();
     }
 
-    private FaultProxy.Builder proxy() {
+    private FaultProxyBuilder proxy() {
         return FaultProxy.builder().upstream(server.getAddress().getPort()).seed(42);
     }
 
-    private FaultProxy started(FaultProxy.Builder b) {
+    private FaultProxy started(FaultProxyBuilder b) {
         FaultProxy p = b.build();
         proxies.add(p);
         return p.start();
@@ -271,15 +271,15 @@ class FaultProxyTest {
 
     @Test
     void commandLineOptionsConfigureTheProxy() {
-        FaultProxy p = FaultProxy.fromArgs("--upstream", "8080", "--port", "0", "--seed", "7", "--drop", "0.5",
+        FaultProxy p = FaultProxyCli.fromArgs("--upstream", "8080", "--port", "0", "--seed", "7", "--drop", "0.5",
             "--drop-mode", "reset", "--reset", "0.1", "--delay", "250", "0.2", "--response-delay", "100", "0.3",
             "--refuse", "0.05").build();
         assertThat(p.upstream().getPort()).isEqualTo(8080);
         assertThat(p.upstream().getAddress().isLoopbackAddress()).isTrue();
         assertThat(p.seed()).isEqualTo(7);
-        assertThatThrownBy(() -> FaultProxy.fromArgs("--drop", "0.5")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> FaultProxyCli.fromArgs("--drop", "0.5")).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("usage");
-        assertThatThrownBy(() -> FaultProxy.fromArgs("--upstream", "80", "--bogus")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> FaultProxyCli.fromArgs("--upstream", "80", "--bogus")).isInstanceOf(IllegalArgumentException.class);
     }
 
     // ------------------------------------------------------------------ faults
@@ -479,7 +479,7 @@ class FaultProxyTest {
 
     @Test
     void theSameSeedGivesTheSameFaultsForTheSameRequests() throws Exception {
-        FaultProxy.Builder config = proxy().seed(42).resetProbability(0.2).dropResponseProbability(0.3)
+        FaultProxyBuilder config = proxy().seed(42).resetProbability(0.2).dropResponseProbability(0.3)
             .delay(Duration.ofMillis(1), 0.2).responseDelay(Duration.ofMillis(1), 0.2);
         FaultProxy a = started(config);
         List<String> outcomesA = run(a, 40);

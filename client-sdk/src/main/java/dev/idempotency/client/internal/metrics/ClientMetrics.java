@@ -1,7 +1,7 @@
 package dev.idempotency.client.internal.metrics;
 
-import io.micronaut.core.annotation.Internal;
 import io.github.resilience4j.retry.RetryRegistry;
+import io.micronaut.core.annotation.Internal;
 
 /** The client's meters (CONTRACT C10); a no-op without Micrometer. */
 @Internal

@@ -1,7 +1,7 @@
 package dev.idempotency.client.internal.metrics;
 
-import io.micronaut.core.annotation.Internal;
 import dev.idempotency.client.IdempotentClientConfig;
+import io.micronaut.core.annotation.Internal;
 
 /** Hands the application's meter registry to the clients the factory makes, when there is one. */
 @Internal

@@ -1,9 +1,9 @@
 package dev.idempotency.client.internal.policy;
 
-import io.micronaut.core.annotation.Internal;
 import dev.idempotency.client.IdempotentClientConfig;
 import io.github.resilience4j.core.IntervalBiFunction;
 import io.github.resilience4j.core.functions.Either;
+import io.micronaut.core.annotation.Internal;
 
 import java.time.Duration;
 import java.util.function.Supplier;

@@ -1,6 +1,7 @@
 package dev.idempotency.client.internal.policy;
 
 import io.micronaut.core.annotation.Internal;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;

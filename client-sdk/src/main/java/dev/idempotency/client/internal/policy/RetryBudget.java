@@ -1,6 +1,7 @@
 package dev.idempotency.client.internal.policy;
 
 import io.micronaut.core.annotation.Internal;
+
 import java.net.URI;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;

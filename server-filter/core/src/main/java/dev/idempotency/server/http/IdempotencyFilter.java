@@ -1,17 +1,17 @@
 package dev.idempotency.server.http;
 
-import dev.idempotency.server.Idempotent;
-import dev.idempotency.server.internal.http.RequestReader;
-import dev.idempotency.server.internal.http.RoutePolicies;
-import dev.idempotency.server.internal.response.Responses;
-import dev.idempotency.server.internal.telemetry.FilterLog;
-import dev.idempotency.server.internal.engine.Coordinator;
-import dev.idempotency.server.internal.engine.Exchange;
-import dev.idempotency.server.internal.response.HeaderNames;
 import dev.idempotency.server.IdempotencyConfiguration;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
-import dev.idempotency.server.internal.runtime.RequestLoop;
+import dev.idempotency.server.Idempotent;
+import dev.idempotency.server.internal.engine.Coordinator;
+import dev.idempotency.server.internal.engine.Exchange;
 import dev.idempotency.server.internal.engine.RoutePolicy;
+import dev.idempotency.server.internal.http.RequestReader;
+import dev.idempotency.server.internal.http.RoutePolicies;
+import dev.idempotency.server.internal.response.HeaderNames;
+import dev.idempotency.server.internal.response.Responses;
+import dev.idempotency.server.internal.runtime.RequestLoop;
+import dev.idempotency.server.internal.telemetry.FilterLog;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.order.Ordered;
 import io.micronaut.core.propagation.PropagatedContext;

@@ -7,8 +7,8 @@ import dev.idempotency.messaging.OutboxRelay;
 import dev.idempotency.messaging.OutboxStore;
 import dev.idempotency.messaging.OutgoingMessage;
 import dev.idempotency.server.IdempotentOperation;
-import io.micronaut.core.annotation.Internal;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
 import jakarta.inject.Singleton;
 

@@ -1,8 +1,8 @@
 package dev.idempotency.messaging.internal;
 
-import io.micronaut.core.annotation.Internal;
 import dev.idempotency.messaging.DeliveryOutcome;
 import dev.idempotency.messaging.OutboxStore;
+import io.micronaut.core.annotation.Internal;
 
 /**
  * What the messaging side counts (CONTRACT M7); Micrometer meters when the application has a

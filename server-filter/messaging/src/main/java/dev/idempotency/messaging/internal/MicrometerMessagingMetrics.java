@@ -5,8 +5,8 @@ import dev.idempotency.messaging.OutboxStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micronaut.core.annotation.Internal;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Internal;
 import jakarta.inject.Singleton;
 
 import java.time.Clock;

@@ -1,8 +1,8 @@
 package dev.idempotency.messaging.internal;
 
 import dev.idempotency.messaging.DeliveryOutcome;
-import io.micronaut.core.annotation.Internal;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Internal;
 import jakarta.inject.Singleton;
 
 /** No metrics: the application has no Micrometer registry. */

@@ -1,11 +1,10 @@
 package dev.idempotency.store.redis;
 
-import dev.idempotency.testsupport.RedisServerProcess;
-
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.testsupport.MutableClock;
+import dev.idempotency.testsupport.RedisServerProcess;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;

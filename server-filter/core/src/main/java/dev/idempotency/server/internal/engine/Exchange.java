@@ -1,10 +1,10 @@
 package dev.idempotency.server.internal.engine;
 
-import dev.idempotency.server.internal.response.HeaderNames;
-import io.micronaut.core.annotation.Internal;
 import dev.idempotency.context.OperationContext;
 import dev.idempotency.server.IdempotentOperation;
+import dev.idempotency.server.internal.response.HeaderNames;
 import dev.idempotency.server.internal.runtime.RequestLoop;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.http.HttpRequest;
 import io.micronaut.http.MutableHttpResponse;

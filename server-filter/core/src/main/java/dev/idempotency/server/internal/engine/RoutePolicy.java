@@ -1,10 +1,11 @@
 package dev.idempotency.server.internal.engine;
 
 import dev.idempotency.server.Idempotent;
+import dev.idempotency.server.internal.fingerprint.JsonPointers;
 import dev.idempotency.server.internal.response.HeaderNames;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
-import dev.idempotency.server.internal.fingerprint.JsonPointers;
+
 import java.time.Duration;
 import java.util.List;
 

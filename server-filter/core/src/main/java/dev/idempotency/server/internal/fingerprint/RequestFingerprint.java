@@ -1,6 +1,7 @@
 package dev.idempotency.server.internal.fingerprint;
 
 import io.micronaut.core.annotation.Internal;
+
 import java.net.URLDecoder;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,8 @@
 package dev.idempotency.server.internal.http;
 
+import dev.idempotency.server.internal.engine.KeySource;
 import dev.idempotency.server.internal.fingerprint.KeyHeader;
 import dev.idempotency.server.internal.fingerprint.MalformedKeyException;
-import dev.idempotency.server.internal.engine.KeySource;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.type.Argument;

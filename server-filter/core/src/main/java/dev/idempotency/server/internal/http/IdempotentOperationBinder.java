@@ -1,10 +1,10 @@
 package dev.idempotency.server.internal.http;
 
-import dev.idempotency.server.Idempotent;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
+import dev.idempotency.server.Idempotent;
 import dev.idempotency.server.IdempotentOperation;
-import io.micronaut.core.annotation.Internal;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.convert.ArgumentConversionContext;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpRequest;

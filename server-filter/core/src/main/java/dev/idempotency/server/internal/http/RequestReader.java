@@ -1,24 +1,24 @@
 package dev.idempotency.server.internal.http;
 
-import dev.idempotency.server.internal.telemetry.FilterLog;
-import dev.idempotency.server.internal.response.Attributes;
 import dev.idempotency.server.CallerIdentityResolver;
-import dev.idempotency.server.internal.response.HeaderNames;
 import dev.idempotency.server.IdempotencyConfiguration;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
-import dev.idempotency.server.internal.fingerprint.KeyHeader;
 import dev.idempotency.server.IdempotentOperation;
-import dev.idempotency.server.internal.fingerprint.MalformedKeyException;
+import dev.idempotency.server.internal.engine.KeySource;
 import dev.idempotency.server.internal.engine.RecordKey;
 import dev.idempotency.server.internal.engine.Report;
+import dev.idempotency.server.internal.engine.RoutePolicy;
+import dev.idempotency.server.internal.fingerprint.KeyHeader;
+import dev.idempotency.server.internal.fingerprint.MalformedKeyException;
 import dev.idempotency.server.internal.fingerprint.RequestDigest;
 import dev.idempotency.server.internal.fingerprint.RequestFingerprint;
-import dev.idempotency.server.internal.response.Responses;
-import dev.idempotency.server.internal.engine.KeySource;
-import dev.idempotency.server.internal.engine.RoutePolicy;
 import dev.idempotency.server.internal.fingerprint.UnreadableBodyException;
-import io.micronaut.core.annotation.Internal;
+import dev.idempotency.server.internal.response.Attributes;
+import dev.idempotency.server.internal.response.HeaderNames;
+import dev.idempotency.server.internal.response.Responses;
+import dev.idempotency.server.internal.telemetry.FilterLog;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.http.BasicHttpAttributes;
 import io.micronaut.http.HttpRequest;
@@ -28,11 +28,10 @@ import jakarta.inject.Singleton;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.TreeMap;
-
 import java.security.Principal;
 import java.util.List;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 

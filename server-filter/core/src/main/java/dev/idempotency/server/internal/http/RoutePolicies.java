@@ -1,21 +1,22 @@
 package dev.idempotency.server.internal.http;
 
-import dev.idempotency.server.internal.response.Attributes;
 import dev.idempotency.server.Checks;
-import dev.idempotency.server.internal.response.HeaderNames;
 import dev.idempotency.server.IdempotencyConfiguration;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
-import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.Idempotent;
-import dev.idempotency.server.internal.fingerprint.JsonPointers;
-import dev.idempotency.server.internal.engine.RouteLatency;
 import dev.idempotency.server.internal.engine.KeySource;
+import dev.idempotency.server.internal.engine.RouteLatency;
 import dev.idempotency.server.internal.engine.RoutePolicy;
+import dev.idempotency.server.internal.fingerprint.JsonPointers;
+import dev.idempotency.server.internal.response.Attributes;
+import dev.idempotency.server.internal.response.HeaderNames;
+import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.TransactionalIdempotencyStore;
-import io.micronaut.core.annotation.Internal;
+import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.event.StartupEvent;
 import io.micronaut.core.annotation.AnnotationMetadata;
 import io.micronaut.core.annotation.AnnotationValue;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.convert.ConversionService;
 import io.micronaut.http.HttpRequest;
@@ -28,7 +29,6 @@ import io.micronaut.runtime.event.annotation.EventListener;
 import io.micronaut.web.router.RouteInfo;
 import io.micronaut.web.router.Router;
 import io.micronaut.web.router.UriRouteInfo;
-import io.micronaut.context.annotation.Requires;
 import jakarta.inject.Singleton;
 
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package dev.idempotency.server.internal.memory;
 
 import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
-import io.micronaut.core.annotation.Internal;
 import io.micronaut.context.annotation.Factory;
+import io.micronaut.core.annotation.Internal;
 import jakarta.inject.Singleton;
 
 import java.time.Clock;

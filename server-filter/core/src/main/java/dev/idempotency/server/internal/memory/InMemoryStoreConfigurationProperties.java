@@ -1,10 +1,10 @@
 package dev.idempotency.server.internal.memory;
 
-import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.server.Checks;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
-import io.micronaut.core.annotation.Internal;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import io.micronaut.context.annotation.ConfigurationProperties;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.convert.format.ReadableBytes;
 
 import java.time.Duration;

@@ -1,10 +1,10 @@
 package dev.idempotency.server.internal.memory;
 
-import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
 import dev.idempotency.server.store.IdempotencyStore;
-import io.micronaut.core.annotation.Internal;
+import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Internal;
 import io.micronaut.scheduling.annotation.Scheduled;
 import jakarta.inject.Singleton;
 import org.slf4j.Logger;

@@ -1,8 +1,8 @@
 package dev.idempotency.server.internal.response;
 
 import dev.idempotency.server.Checks;
-import io.micronaut.core.annotation.Internal;
 import dev.idempotency.server.internal.runtime.RequestLoop;
+import io.micronaut.core.annotation.Internal;
 import io.netty.util.AsciiString;
 
 /**

@@ -1,8 +1,8 @@
 package dev.idempotency.server.store.memory;
 
-import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.Checks;
 import dev.idempotency.server.internal.util.HexDigits;
+import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.RecordCounts;
@@ -10,6 +10,9 @@ import dev.idempotency.server.store.RecordInfo;
 import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.StoredResponseCodec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,9 +22,9 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Optional;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,9 +32,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The default store: records in a {@link ConcurrentHashMap} of this JVM. Correct for a single

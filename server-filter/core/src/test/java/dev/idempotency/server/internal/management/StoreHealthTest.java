@@ -1,12 +1,12 @@
 package dev.idempotency.server.internal.management;
 
+import dev.idempotency.server.internal.runtime.StoreCircuit;
+import dev.idempotency.server.internal.telemetry.NoopIdempotencyMetrics;
 import dev.idempotency.server.store.AcquireResult;
-import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
+import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
-import dev.idempotency.server.internal.telemetry.NoopIdempotencyMetrics;
-import dev.idempotency.server.internal.runtime.StoreCircuit;
 import dev.idempotency.testsupport.Http;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.health.HealthStatus;

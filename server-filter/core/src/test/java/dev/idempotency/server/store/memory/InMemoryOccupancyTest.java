@@ -2,8 +2,9 @@ package dev.idempotency.server.store.memory;
 
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.StoredResponse;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.idempotency.testsupport.MutableClock;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -18,10 +19,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 
-import dev.idempotency.testsupport.MutableClock;
-
-import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * CONTRACT S17: the in-memory store counts its records and their bytes in one word, and that

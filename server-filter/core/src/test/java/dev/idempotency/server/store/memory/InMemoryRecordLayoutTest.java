@@ -1,11 +1,13 @@
 package dev.idempotency.server.store.memory;
 
-import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.internal.util.HexDigits;
+import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.StoredResponse;
 import dev.idempotency.server.store.StoredResponseCodec;
-import static org.assertj.core.api.Assertions.assertThat;
+import dev.idempotency.testsupport.MutableClock;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 
 import java.security.MessageDigest;
 import java.time.Clock;
@@ -16,10 +18,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 
-import dev.idempotency.testsupport.MutableClock;
-
-import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * CONTRACT S17: how the in-memory store keeps a record. The filter's store keys (64 lowercase hex
