@@ -26,9 +26,10 @@ class PackageLayersTest {
     private static final String ROOT = "dev.idempotency.server";
     /** Top to bottom. */
     private static final List<String> LAYERS = List.of(
-        ROOT + ".internal.config", ROOT + ".internal.management", ROOT + ".http", ROOT + ".internal.engine",
+        ROOT + ".internal.config", ROOT + ".internal.management", ROOT + ".http", ROOT + ".internal.http",
+        ROOT + ".internal.engine",
         ROOT + ".internal.response", ROOT + ".internal.runtime", ROOT + ".internal.telemetry",
-        ROOT + ".internal.fingerprint", ROOT + ".store.memory", ROOT + ".store", ROOT, ROOT + ".internal.util");
+        ROOT + ".internal.fingerprint", ROOT + ".internal.memory", ROOT + ".store.memory", ROOT + ".store", ROOT, ROOT + ".internal.util");
     private static final Pattern PACKAGE = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
     private static final Pattern IMPORT = Pattern.compile(
         "^import (?:static )?(dev\\.idempotency\\.server(?:\\.[a-z]\\w*)*)\\.[A-Z]", Pattern.MULTILINE);
