@@ -1,6 +1,5 @@
 package dev.idempotency.server;
 
-import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.context.annotation.ConfigurationProperties;
 import io.micronaut.core.annotation.Internal;
 

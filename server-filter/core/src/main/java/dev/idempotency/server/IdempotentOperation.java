@@ -1,7 +1,6 @@
 package dev.idempotency.server;
 
 import dev.idempotency.context.OperationContext;
-import dev.idempotency.server.store.TransactionalIdempotencyStore;
 import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.core.propagation.PropagatedContextElement;
 import io.micronaut.http.HttpRequest;

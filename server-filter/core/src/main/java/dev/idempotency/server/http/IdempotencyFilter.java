@@ -2,7 +2,6 @@ package dev.idempotency.server.http;
 
 import dev.idempotency.server.IdempotencyConfiguration;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
-import dev.idempotency.server.Idempotent;
 import dev.idempotency.server.internal.engine.Coordinator;
 import dev.idempotency.server.internal.engine.Exchange;
 import dev.idempotency.server.internal.engine.RoutePolicy;

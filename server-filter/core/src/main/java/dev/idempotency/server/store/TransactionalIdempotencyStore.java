@@ -1,6 +1,5 @@
 package dev.idempotency.server.store;
 
-import dev.idempotency.server.Idempotent;
 
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;

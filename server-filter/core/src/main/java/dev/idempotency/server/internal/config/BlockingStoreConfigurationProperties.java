@@ -2,7 +2,6 @@ package dev.idempotency.server.internal.config;
 
 import dev.idempotency.server.Checks;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
-import dev.idempotency.server.store.BlockingIdempotencyStore;
 import dev.idempotency.server.store.BlockingStoreAdapter;
 import io.micronaut.context.annotation.ConfigurationProperties;
 

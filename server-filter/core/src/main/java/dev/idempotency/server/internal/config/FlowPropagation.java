@@ -1,6 +1,5 @@
 package dev.idempotency.server.internal.config;
 
-import dev.idempotency.server.IdempotentOperation;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.async.propagation.KotlinCoroutinePropagation;

@@ -1,7 +1,6 @@
 package dev.idempotency.server.internal.config;
 
 import dev.idempotency.server.IdempotencyConfigurationProperties;
-import dev.idempotency.server.store.StoreType;
 import io.micronaut.context.annotation.ConfigurationProperties;
 import io.micronaut.core.annotation.Nullable;
 

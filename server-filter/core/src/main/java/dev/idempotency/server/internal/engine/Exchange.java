@@ -2,7 +2,6 @@ package dev.idempotency.server.internal.engine;
 
 import dev.idempotency.context.OperationContext;
 import dev.idempotency.server.IdempotentOperation;
-import dev.idempotency.server.internal.response.HeaderNames;
 import dev.idempotency.server.internal.runtime.RequestLoop;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.propagation.PropagatedContext;

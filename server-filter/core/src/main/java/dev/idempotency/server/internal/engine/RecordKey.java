@@ -1,6 +1,5 @@
 package dev.idempotency.server.internal.engine;
 
-import dev.idempotency.server.internal.fingerprint.RequestDigest;
 import io.micronaut.core.annotation.Internal;
 
 /**

@@ -1,8 +1,6 @@
 package dev.idempotency.server.internal.engine;
 
-import dev.idempotency.server.Idempotent;
 import dev.idempotency.server.internal.fingerprint.JsonPointers;
-import dev.idempotency.server.internal.response.HeaderNames;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
 

@@ -1,6 +1,5 @@
 package dev.idempotency.server.internal.response;
 
-import dev.idempotency.server.Checks;
 import dev.idempotency.server.internal.runtime.RequestLoop;
 import io.micronaut.core.annotation.Internal;
 import io.netty.util.AsciiString;

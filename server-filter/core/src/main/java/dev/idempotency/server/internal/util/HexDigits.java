@@ -1,6 +1,5 @@
 package dev.idempotency.server.internal.util;
 
-import dev.idempotency.server.store.IdempotencyStore;
 import io.micronaut.core.annotation.Internal;
 
 /**
