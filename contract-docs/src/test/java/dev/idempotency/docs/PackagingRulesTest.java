@@ -43,9 +43,6 @@ class PackagingRulesTest {
      * class that grew: split it along its seams instead.
      */
     private static final Map<String, String> LONG_FILES = Map.of(
-        "IdempotencyStoreContractTest.java", "the store contract suite a store author runs: one case per contract ID,"
-            + " read top to bottom; to be split by contract area (noted on issue 70)",
-        "LoadBenchmark.java", "the load harness (not published): to be split into its runner and its report (issue 70)",
         "PaymentsClientDemo.java", "the example's scripted tour, one scene after another (issue 70)",
         "RedisConnector.java", "the Redis store's connections per event loop, sentinel and cluster: to be split"
             + " into the per-loop links and the connect path (issue 70)");

@@ -89,8 +89,8 @@ public final class AbBenchmark {
             cpu[i] = b.get(i).cpuMicrosPerRequest() - a.get(i).cpuMicrosPerRequest();
             loops[i] = b.get(i).eventLoopMicrosPerRequest() - a.get(i).eventLoopMicrosPerRequest();
         }
-        return new Summary(LoadBenchmark.median(ratios), min, max, LoadBenchmark.median(cpu),
-            LoadBenchmark.median(loops), faster, slower, signTest(faster, slower));
+        return new Summary(LoadStatistics.median(ratios), min, max, LoadStatistics.median(cpu),
+            LoadStatistics.median(loops), faster, slower, signTest(faster, slower));
     }
 
     /**
@@ -189,7 +189,7 @@ public final class AbBenchmark {
         onRedis.stream()
             .map(p -> List.of(p.getOrDefault("redis.uri", TestRedis.uri()), p.get(LoadBenchmark.REDIS_PREFIX)))
             .distinct()
-            .forEach(where -> System.out.println(LoadBenchmark.deleteRecords(where.get(0), where.get(1))
+            .forEach(where -> System.out.println(StoreFloors.deleteRecords(where.get(0), where.get(1))
                 + " at " + where.get(0)));
     }
 
@@ -200,18 +200,18 @@ public final class AbBenchmark {
 
     /** One build's service as the run starts it: its classpath, properties and JVM flags. */
     private record Build(String classpath, Map<String, String> props, List<String> jvm) {
-        LoadBenchmark.Service start() throws Exception {
-            return LoadBenchmark.Service.start(classpath, props, jvm);
+        LoadService start() throws Exception {
+            return LoadService.start(classpath, props, jvm);
         }
     }
 
     /** One pass: both services started and warmed up (B's first when {@code bFirst}), then {@code pairs} pairs. */
     private static void runPass(Wrk wrk, String run, Wrk.Kind kind, int pairs, int seconds, int warmup, boolean bFirst,
                                 Build buildA, Build buildB, List<Side> sideA, List<Side> sideB) throws Exception {
-        try (LoadBenchmark.Service first = (bFirst ? buildB : buildA).start();
-             LoadBenchmark.Service second = (bFirst ? buildA : buildB).start()) {
-            LoadBenchmark.Service a = bFirst ? second : first;
-            LoadBenchmark.Service b = bFirst ? first : second;
+        try (LoadService first = (bFirst ? buildB : buildA).start();
+             LoadService second = (bFirst ? buildA : buildB).start()) {
+            LoadService a = bFirst ? second : first;
+            LoadService b = bFirst ? first : second;
             if (replays(kind)) {
                 a.prime("ab-" + run);
                 b.prime("ab-" + run);
@@ -274,7 +274,7 @@ public final class AbBenchmark {
         return replays(kind) ? "ab-" + run : "ab-" + run + "-" + suffix;
     }
 
-    private static Side measure(Wrk wrk, LoadBenchmark.Service service, Wrk.Kind kind, String key, int seconds)
+    private static Side measure(Wrk wrk, LoadService service, Wrk.Kind kind, String key, int seconds)
         throws Exception {
         long cpuBefore = service.cpuNanos();
         Map<ProcCpu.Group, Long> threadsBefore = service.cpuNanosByThreadGroup();
@@ -284,8 +284,8 @@ public final class AbBenchmark {
         if (r.failures() > 0) {
             throw new IllegalStateException(r.failures() + " requests failed under " + kind + " on port " + service.port);
         }
-        return new Side(r.requestsPerSecond(), LoadBenchmark.perRequest(cpuBefore, cpuAfter, r) / 1000,
-            LoadBenchmark.microsPerRequest(threadsBefore, threadsAfter, ProcCpu.Group.EVENT_LOOPS, r));
+        return new Side(r.requestsPerSecond(), LoadStatistics.perRequest(cpuBefore, cpuAfter, r) / 1000,
+            LoadStatistics.microsPerRequest(threadsBefore, threadsAfter, ProcCpu.Group.EVENT_LOOPS, r));
     }
 
     /** @return one summary as a line of the report */

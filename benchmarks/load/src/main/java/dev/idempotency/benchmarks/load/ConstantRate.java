@@ -92,7 +92,7 @@ public final class ConstantRate {
             }
             default -> throw new IllegalArgumentException("unknown store " + store + "; use memory, redis or postgres");
         }
-        try (LoadBenchmark.Service service = LoadBenchmark.Service.start(props, List.of())) {
+        try (LoadService service = LoadService.start(props, List.of())) {
             String base = "http://127.0.0.1:" + service.port;
             // warm both routes until the JIT has compiled them, then the saturated rate of new keys
             wrk.run(base, Wrk.Kind.NEW_KEYS, runId + "-w1", 2, 32, 15);

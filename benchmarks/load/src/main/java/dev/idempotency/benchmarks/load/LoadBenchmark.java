@@ -3,23 +3,11 @@ package dev.idempotency.benchmarks.load;
 import dev.idempotency.testsupport.RedisWire;
 import dev.idempotency.testsupport.TestPostgres;
 import dev.idempotency.testsupport.TestRedis;
-import io.lettuce.core.RedisClient;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -31,12 +19,19 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
-import java.util.function.ToDoubleBiFunction;
-import java.util.function.ToDoubleFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+
+import static dev.idempotency.benchmarks.load.LoadStatistics.cpuMicros;
+import static dev.idempotency.benchmarks.load.LoadStatistics.kilobytes;
+import static dev.idempotency.benchmarks.load.LoadStatistics.median;
+import static dev.idempotency.benchmarks.load.LoadStatistics.medianDifference;
+import static dev.idempotency.benchmarks.load.LoadStatistics.medianRatio;
+import static dev.idempotency.benchmarks.load.LoadStatistics.micros;
+import static dev.idempotency.benchmarks.load.LoadStatistics.microsPerRequest;
+import static dev.idempotency.benchmarks.load.LoadStatistics.paired;
+import static dev.idempotency.benchmarks.load.LoadStatistics.perRequest;
+import static dev.idempotency.benchmarks.load.LoadStatistics.roundsDisagree;
+import static dev.idempotency.benchmarks.load.LoadStatistics.signed;
+import static dev.idempotency.benchmarks.load.LoadStatistics.slowBaseline;
 
 /**
  * The end-to-end load benchmark (issue 9): for each store it starts the echo service
@@ -75,8 +70,7 @@ import java.util.regex.Pattern;
  */
 public final class LoadBenchmark {
 
-    private static final Pattern TPS = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)");
-    private static final Pattern JDBC = Pattern.compile("jdbc:postgresql://([^:/]+)(?::(\\d+))?/([^?]+).*");
+
     /** Warm-up runs of a configuration end when two in a row are this close in req/s ... */
     private static final double WARM = 0.05;
     /** ... or after this many. */
@@ -204,7 +198,7 @@ public final class LoadBenchmark {
                 props.put(REDIS_PREFIX, "load-" + runId + ":");
                 props.put("idempotency.retention", "2m");
                 URI redis = URI.create(TestRedis.uri());
-                redisRoundTrip = redisRoundTripMicros(redis, 20_000);
+                redisRoundTrip = StoreFloors.redisRoundTripMicros(redis, 20_000);
                 redisServer = redis;
                 storeServer = ProcCpu.find("redis-server", ":" + RedisWire.port(redis));
             }
@@ -214,7 +208,7 @@ public final class LoadBenchmark {
                 TestPostgres.properties(pg, schema).forEach((k, v) -> props.put(k, String.valueOf(v)));
                 props.remove("datasources.default.maximum-pool-size"); // HikariCP's default, as an application has
                 props.put("idempotency.retention", "2m");
-                ceiling = pgbenchUpsertCommits(pg, schema);
+                ceiling = StoreFloors.pgbenchUpsertCommits(pg, schema, seconds);
             }
             default -> throw new IllegalArgumentException("unknown store " + store + "; use memory, redis or postgres");
         }
@@ -223,7 +217,7 @@ public final class LoadBenchmark {
         }
         putServiceProperties(options, props);
         List<String> jvm = options.containsKey("jvm") ? List.of(options.get("jvm").trim().split("\\s+")) : List.of();
-        try (Service service = Service.start(props, jvm)) {
+        try (LoadService service = LoadService.start(props, jvm)) {
             String base = "http://127.0.0.1:" + service.port;
             // each replay run gets a key of its own, stored just before it: a record older than the
             // retention would expire during the run, and one stored before new keys had filled the
@@ -398,7 +392,7 @@ public final class LoadBenchmark {
             if (store.equals("redis")) {
                 // a Redis run leaves hundreds of thousands of records, which would otherwise wait
                 // for their TTL (the retention plus the grace) on what may be a shared server
-                notes.add("- redis: " + deleteRecords(props.get("redis.uri"), props.get(REDIS_PREFIX)));
+                notes.add("- redis: " + StoreFloors.deleteRecords(props.get("redis.uri"), props.get(REDIS_PREFIX)));
             }
         }
         return notes;
@@ -410,16 +404,6 @@ public final class LoadBenchmark {
      * @return what was done, for the report: how many were deleted, or why none could be (they
      *     then expire by themselves)
      */
-    static String deleteRecords(String uri, String prefix) {
-        RedisClient client = RedisClient.create(uri);
-        try {
-            return "deleted the run's " + TestRedis.deleteKeys(client, prefix) + " records under " + prefix;
-        } catch (RuntimeException e) {
-            return "the run's records under " + prefix + " could not be deleted and expire by themselves: " + e;
-        } finally {
-            client.shutdown();
-        }
-    }
 
     /**
      * @return a note with the CPU per request of the store's own server (for Redis, a local
@@ -495,44 +479,6 @@ public final class LoadBenchmark {
             + String.join("; ", configurations);
     }
 
-    private static double median(List<Wrk.Result> runs, ToDoubleFunction<Wrk.Result> value) {
-        return median(runs.stream().mapToDouble(value).toArray());
-    }
-
-    /**
-     * @return what a service counter ({@code before} and {@code after} a run) grew by per request
-     *     of {@code run}, or NaN where the counter could not be read (-1) or nothing ran
-     */
-    static double perRequest(long before, long after, Wrk.Result run) {
-        return before < 0 || after < 0 || run.requests() == 0 ? Double.NaN : (after - before) / (double) run.requests();
-    }
-
-    /**
-     * @return the CPU µs per request of {@code run} that a thread group's counters ({@link ProcCpu},
-     *     read before and after it) grew by; NaN where {@code /proc} could not tell, or where the
-     *     group shrank (a thread of it ended, and its time with it)
-     */
-    static double microsPerRequest(Map<ProcCpu.Group, Long> before, Map<ProcCpu.Group, Long> after,
-                                   ProcCpu.Group group, Wrk.Result run) {
-        long b = before.getOrDefault(group, 0L);
-        long a = after.getOrDefault(group, 0L);
-        return after.isEmpty() || a < b ? Double.NaN : perRequest(b, a, run) / 1000;
-    }
-
-    private static double median(List<Double> values) {
-        return median(values.stream().mapToDouble(Double::doubleValue).toArray());
-    }
-
-    /** @return the median over the rounds of {@code kind}'s req/s divided by {@code base}'s in the same round */
-    private static double medianRatio(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
-        return median(paired(rounds, kind, base, LoadBenchmark::ratio));
-    }
-
-    /** @return the median over the rounds of {@code kind}'s p50 minus {@code base}'s p50 in the same round */
-    private static double medianDifference(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base) {
-        return median(paired(rounds, kind, base, (a, b) -> a.p50Micros() - b.p50Micros()));
-    }
-
     /**
      * @return a note with each round's ratio of every configuration to its baseline, in the order the
      *     rounds ran: a slow spell that hit one configuration of a round shows as one ratio out of line
@@ -543,101 +489,13 @@ public final class LoadBenchmark {
         for (Wrk.Kind kind : loaded.keySet()) {
             if (!kind.isBaseline()) {
                 List<String> ratios = new ArrayList<>();
-                for (double ratio : paired(loaded, kind, kind.baseline(), LoadBenchmark::ratio)) {
+                for (double ratio : paired(loaded, kind, kind.baseline(), LoadStatistics::ratio)) {
                     ratios.add(String.format(Locale.ROOT, "%.2f", ratio));
                 }
                 parts.add(label(kind) + " " + String.join(", ", ratios));
             }
         }
         return "- " + store + " ratio to no filter in each round: " + String.join("; ", parts);
-    }
-
-    /**
-     * @return a caution when the route without the filter ran slow in this store's rounds, else
-     *     {@code null}: the floor does everything that route does and copies the body besides, so
-     *     it cannot be faster than it by more than noise, and when its median ratio comes out
-     *     above {@value #SLOW_BASELINE} the baseline's rounds were slowed by the machine and every
-     *     ratio to it overstates (the table shows those in brackets)
-     */
-    static String slowBaseline(String store, Map<Wrk.Kind, List<Wrk.Result>> loaded) {
-        if (!loaded.containsKey(Wrk.Kind.FLOOR) || !loaded.containsKey(Wrk.Kind.BASELINE_NEW)) {
-            return null;
-        }
-        double floor = medianRatio(loaded, Wrk.Kind.FLOOR, Wrk.Kind.BASELINE_NEW);
-        if (!(floor > SLOW_BASELINE)) {
-            return null;
-        }
-        return String.format(Locale.ROOT, "- %s: **the route without the filter ran slow in this run** (new keys): the"
-            + " floor, which does all it does and copies the body besides, reached %.2f of its req/s, above %.2f. The"
-            + " ratios to it (in brackets in the table) overstate; read the filter against the floors in the notes"
-            + " below, or run again", store, floor, SLOW_BASELINE);
-    }
-
-    /**
-     * The table gives a configuration's median req/s next to its baseline's and, as the ratio, the
-     * median of each round's ratio to its own round's baseline: the paired figure, which a slow
-     * spell that hits one round hits on both sides. When the machine's speed moved between the
-     * rounds, the two ways of reading the table part, and a reader who divides its req/s columns
-     * gets another answer than its ratio column. Says so, for every configuration where they part
-     * by more than {@link #ROUNDS_DISAGREE}, with the spread of the rounds: one run does not place
-     * such a figure more closely than that.
-     *
-     * @param store  the store the runs were on, for the note
-     * @param loaded each configuration's runs under load, in the order of the rounds
-     * @param label  names a configuration in the note
-     * @return the note, or {@code null} when every configuration's two readings agree
-     */
-    static String roundsDisagree(String store, Map<Wrk.Kind, List<Wrk.Result>> loaded,
-                                 Function<Wrk.Kind, String> label) {
-        List<String> parts = new ArrayList<>();
-        for (Wrk.Kind kind : loaded.keySet()) {
-            if (kind.isBaseline() || !loaded.containsKey(kind.baseline())) {
-                continue;
-            }
-            double paired = medianRatio(loaded, kind, kind.baseline());
-            double ofMedians = median(loaded.get(kind), Wrk.Result::requestsPerSecond)
-                / median(loaded.get(kind.baseline()), Wrk.Result::requestsPerSecond);
-            if (Math.abs(paired - ofMedians) > ROUNDS_DISAGREE) {
-                double[] rounds = paired(loaded, kind, kind.baseline(), LoadBenchmark::ratio);
-                parts.add(String.format(Locale.ROOT, "%s %.2f in the table, %.2f from its req/s medians (rounds %.2f to"
-                    + " %.2f)", label.apply(kind), paired, ofMedians, Arrays.stream(rounds).min().orElse(Double.NaN),
-                    Arrays.stream(rounds).max().orElse(Double.NaN)));
-            }
-        }
-        if (parts.isEmpty()) {
-            return null;
-        }
-        return "- " + store + ": **the rounds disagree**, so the ratio to no filter (the median of the rounds' ratios)"
-            + " and the ratio of the req/s medians part: " + String.join("; ", parts) + ". The machine's speed moved"
-            + " between the rounds; one run places these figures no closer than their rounds' spread: run again, or"
-            + " with more rounds (--rounds=), before reading them against a target";
-    }
-
-    private static double ratio(Wrk.Result run, Wrk.Result baseline) {
-        return run.requestsPerSecond() / baseline.requestsPerSecond();
-    }
-
-    /** @return {@code compare} applied to each round's pair of runs, in the order the rounds ran */
-    private static double[] paired(Map<Wrk.Kind, List<Wrk.Result>> rounds, Wrk.Kind kind, Wrk.Kind base,
-                                   ToDoubleBiFunction<Wrk.Result, Wrk.Result> compare) {
-        List<Wrk.Result> runs = rounds.get(kind);
-        List<Wrk.Result> baselines = rounds.get(base);
-        double[] values = new double[runs.size()];
-        for (int i = 0; i < values.length; i++) {
-            values[i] = compare.applyAsDouble(runs.get(i), baselines.get(i));
-        }
-        return values;
-    }
-
-    static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    }
-
-    private static String signed(double micros) {
-        return (micros < 0 ? "-" : "+") + micros(Math.abs(micros));
     }
 
     private static String key(Wrk.Kind kind, String prefix, String replayKey) {
@@ -656,176 +514,10 @@ public final class LoadBenchmark {
         };
     }
 
-    /** @return a CPU time per request for the notes: whole µs from 10 on, one decimal below */
-    private static String cpuMicros(double micros) {
-        return String.format(Locale.ROOT, micros >= 10 ? "%.0f µs" : "%.1f µs", micros);
-    }
-
-    private static String micros(double micros) {
-        if (Double.isNaN(micros)) {
-            return "-";
-        }
-        return micros >= 1000 ? String.format(Locale.ROOT, "%.2f ms", micros / 1000)
-            : String.format(Locale.ROOT, "%.0f µs", micros);
-    }
-
-    private static String kilobytes(double bytes) {
-        return Double.isNaN(bytes) ? "-" : String.format(Locale.ROOT, "%.1f KB", bytes / 1000);
-    }
-
     private void line(String s) {
         System.out.println(s);
         report.append(s).append('\n');
     }
 
-    /** pgbench's single-row upsert commit rate (16 clients, 2 threads), the PostgreSQL store's own ceiling. */
-    private double pgbenchUpsertCommits(TestPostgres.Server pg, String schema) throws Exception {
-        Matcher url = JDBC.matcher(pg.url());
-        if (!url.matches()) {
-            throw new IllegalStateException("cannot read host, port and database from " + pg.url());
-        }
-        try (Connection c = pg.connect(); Statement s = c.createStatement()) {
-            s.execute("CREATE SCHEMA " + schema);
-            s.execute("CREATE TABLE " + schema + ".bench (k bigint PRIMARY KEY, v bigint NOT NULL)");
-        }
-        Path script = Files.createTempFile("upsert", ".sql");
-        Files.writeString(script, "\\set k random(1, 100000000)\nINSERT INTO " + schema + ".bench (k, v) VALUES (:k, 1)"
-            + " ON CONFLICT (k) DO UPDATE SET v = bench.v + 1;\n");
-        List<String> command = new ArrayList<>(List.of("pgbench", "-n", "-c", "16", "-j", "2", "-T", String.valueOf(seconds),
-            "-f", script.toString(), "-h", url.group(1), "-p", url.group(2) == null ? "5432" : url.group(2),
-            "-U", pg.user(), url.group(3)));
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-        if (!pg.password().isEmpty()) {
-            pb.environment().put("PGPASSWORD", pg.password());
-        }
-        Process p;
-        try {
-            p = pb.start();
-        } catch (IOException e) {
-            System.err.println("pgbench is not on the PATH: the PostgreSQL ceiling is not measured");
-            return Double.NaN;
-        }
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor(seconds + 60L, TimeUnit.SECONDS);
-        Matcher tps = TPS.matcher(out);
-        if (!tps.find()) {
-            throw new IllegalStateException("pgbench failed: " + command + "\n" + out);
-        }
-        return Double.parseDouble(tps.group(1));
-    }
 
-    private static final byte[] PONG = "+PONG\r\n".getBytes(StandardCharsets.US_ASCII);
-
-    /** The median round trip of {@code PING} on one blocking connection, in µs, over {@code count} after 5,000. */
-    static double redisRoundTripMicros(URI redis, int count) throws IOException {
-        try (Socket socket = RedisWire.open(redis, 2000)) {
-            OutputStream out = socket.getOutputStream();
-            InputStream in = socket.getInputStream();
-            byte[] ping = "PING\r\n".getBytes(StandardCharsets.US_ASCII);
-            byte[] pong = new byte[PONG.length];
-            long[] samples = new long[count];
-            for (int i = -5_000; i < samples.length; i++) {
-                long start = System.nanoTime();
-                out.write(ping);
-                out.flush();
-                int read = 0;
-                while (read < pong.length) {
-                    int n = in.read(pong, read, pong.length - read);
-                    if (n < 0) {
-                        throw new IOException("Redis closed the connection");
-                    }
-                    read += n;
-                }
-                if (!Arrays.equals(pong, PONG)) { // NOAUTH, say: the reply is not what is being timed
-                    throw new IOException("Redis answered PING with " + new String(pong, StandardCharsets.UTF_8).trim()
-                        + "...");
-                }
-                if (i >= 0) {
-                    samples[i] = System.nanoTime() - start;
-                }
-            }
-            Arrays.sort(samples);
-            return samples[samples.length / 2] / 1000.0;
-        }
-    }
-
-    /** The echo service in a JVM of its own. */
-    static final class Service implements AutoCloseable {
-        final Process process;
-        final int port;
-        private final BufferedReader out;
-
-        private Service(Process process, int port, BufferedReader out) {
-            this.process = process;
-            this.port = port;
-            this.out = out;
-        }
-
-        static Service start(Map<String, String> props, List<String> jvm) throws Exception {
-            return start(System.getProperty("java.class.path"), props, jvm);
-        }
-
-        /** @param classpath where the service's classes come from: this benchmark's, or another build's jar */
-        static Service start(String classpath, Map<String, String> props, List<String> jvm) throws Exception {
-            String java = ProcessHandle.current().info().command().orElse("java");
-            List<String> command = new ArrayList<>(List.of(java, "-Xms1g", "-Xmx1g"));
-            command.addAll(jvm);
-            command.addAll(List.of("-cp", classpath, LoadApp.class.getName()));
-            props.forEach((k, v) -> command.add(k + "=" + v));
-            Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-            String line;
-            while ((line = out.readLine()) != null) {
-                if (line.startsWith("READY ")) {
-                    return new Service(p, Integer.parseInt(line.substring(6).trim()), out);
-                }
-            }
-            throw new IllegalStateException("the service did not start: exit " + p.waitFor());
-        }
-
-        /** @return the CPU time the service's process has used, or -1 where {@code /proc} cannot tell */
-        long cpuNanos() {
-            return ProcCpu.process(process.pid());
-        }
-
-        /** @return the CPU time the service's live threads have used, by group (see {@link ProcCpu}) */
-        Map<ProcCpu.Group, Long> cpuNanosByThreadGroup() {
-            return ProcCpu.byThreadGroup(process.pid());
-        }
-
-        /**
-         * @return the heap the service's threads have allocated so far (see {@link LoadApp}), or -1
-         *     where its JVM cannot tell
-         */
-        long allocatedBytes() throws IOException {
-            process.getOutputStream().write("allocated\n".getBytes(StandardCharsets.UTF_8));
-            process.getOutputStream().flush();
-            String line;
-            while ((line = out.readLine()) != null) {
-                if (line.startsWith("ALLOCATED ")) {
-                    return Long.parseLong(line.substring(10).trim());
-                }
-            }
-            throw new IOException("the service ended without answering");
-        }
-
-        /** Stores the record the replay runs replay (or replays it, when it is there). */
-        void prime(String key) throws Exception {
-            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + port + "/idem/echo"))
-                .header("Content-Type", "application/json").header("Idempotency-Key", "\"" + key + "\"")
-                .POST(HttpRequest.BodyPublishers.ofString(Wrk.BODY)).build(), HttpResponse.BodyHandlers.ofString());
-            if (r.statusCode() != 201) {
-                throw new IllegalStateException("priming the replay key failed: " + r.statusCode() + " " + r.body());
-            }
-        }
-
-        @Override
-        public void close() throws Exception {
-            process.getOutputStream().close();
-            if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-        }
-    }
 }

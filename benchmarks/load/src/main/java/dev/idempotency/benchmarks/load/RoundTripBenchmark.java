@@ -67,7 +67,7 @@ public final class RoundTripBenchmark {
             }
         }
         System.out.printf("Redis PING round trip, median of %,d in a row:%n", count);
-        System.out.printf("  blocking socket                         %7.1f µs%n", LoadBenchmark.redisRoundTripMicros(redis, count));
+        System.out.printf("  blocking socket                         %7.1f µs%n", StoreFloors.redisRoundTripMicros(redis, count));
         MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         RedisClient client = RedisClient.create(RedisURI.create(redis.toString()));
         try {

@@ -23,7 +23,7 @@ class LoadBenchmarkTest {
         loaded.put(Wrk.Kind.FLOOR, runs(21_000, 20_500, 21_500)); // 1.17, 1.08, 1.16: median 1.16
         loaded.put(Wrk.Kind.NEW_KEYS, runs(16_000, 15_500, 16_200));
 
-        String caution = LoadBenchmark.slowBaseline("memory", loaded);
+        String caution = LoadStatistics.slowBaseline("memory", loaded);
 
         assertThat(caution).startsWith("- memory: ").contains("ran slow").contains("1.16 of its req/s")
             .contains("above 1.05");
@@ -36,10 +36,10 @@ class LoadBenchmarkTest {
         // one round at 1.11, the median at 1.03: a round out of line is not a slow baseline
         loaded.put(Wrk.Kind.FLOOR, runs(20_000, 19_500, 18_000));
 
-        assertThat(LoadBenchmark.slowBaseline("redis", loaded)).isNull();
+        assertThat(LoadStatistics.slowBaseline("redis", loaded)).isNull();
         // and no floor measured, nothing to tell by
         loaded.remove(Wrk.Kind.FLOOR);
-        assertThat(LoadBenchmark.slowBaseline("redis", loaded)).isNull();
+        assertThat(LoadStatistics.slowBaseline("redis", loaded)).isNull();
     }
 
     @Test
@@ -51,7 +51,7 @@ class LoadBenchmarkTest {
         loaded.put(Wrk.Kind.NEW_KEYS, runs(39_865, 39_865, 48_774));
         loaded.put(Wrk.Kind.FLOOR, runs(45_500, 57_700, 55_700)); // 0.97 each round: agrees
 
-        String caution = LoadBenchmark.roundsDisagree("memory", loaded, Wrk.Kind::name);
+        String caution = LoadStatistics.roundsDisagree("memory", loaded, Wrk.Kind::name);
 
         assertThat(caution).startsWith("- memory: **the rounds disagree**")
             .contains("NEW_KEYS 0.85 in the table, 0.69 from its req/s medians (rounds 0.67 to 0.85)")
@@ -67,10 +67,10 @@ class LoadBenchmarkTest {
         loaded.put(Wrk.Kind.BASELINE_REPLAY, runs(50_000, 51_000, 49_000));
         loaded.put(Wrk.Kind.REPLAYS, runs(75_000, 76_000, 74_000));
 
-        assertThat(LoadBenchmark.roundsDisagree("redis", loaded, Wrk.Kind::name)).isNull();
+        assertThat(LoadStatistics.roundsDisagree("redis", loaded, Wrk.Kind::name)).isNull();
         // a configuration whose baseline was not run is left out, not a failure
         loaded.remove(Wrk.Kind.BASELINE_REPLAY);
-        assertThat(LoadBenchmark.roundsDisagree("redis", loaded, Wrk.Kind::name)).isNull();
+        assertThat(LoadStatistics.roundsDisagree("redis", loaded, Wrk.Kind::name)).isNull();
     }
 
     @Test

@@ -20,11 +20,11 @@ class PasswordRedisTest {
             URI withPassword = URI.create("redis://:s3cret@127.0.0.1:" + server.port());
             URI withUser = URI.create("redis://default:s3cret@127.0.0.1:" + server.port());
 
-            assertThat(LoadBenchmark.redisRoundTripMicros(withPassword, 100)).isPositive();
+            assertThat(StoreFloors.redisRoundTripMicros(withPassword, 100)).isPositive();
             assertThat(RedisCommandStats.read(withUser)).containsKey("ping");
             // every caller of the round-trip benchmark authenticates: a refused PING would fail it
             RoundTripBenchmark.main(new String[] {"--count=100", "--redis=" + withPassword});
-            assertThatThrownBy(() -> LoadBenchmark.redisRoundTripMicros(plain, 100))
+            assertThatThrownBy(() -> StoreFloors.redisRoundTripMicros(plain, 100))
                 .isInstanceOf(IOException.class).hasMessageContaining("NOAUTH");
             assertThatThrownBy(() -> RedisCommandStats.read(plain))
                 .isInstanceOf(IOException.class).hasMessageContaining("NOAUTH");
