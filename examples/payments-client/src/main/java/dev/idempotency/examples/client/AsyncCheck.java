@@ -45,7 +45,7 @@ final class AsyncCheck {
             await(() -> service.broker().caughtUp());
             Thread.sleep(300); // a duplicate booking would show up by now
         } catch (Exception e) {
-            injectError = PaymentsClientDemo.describe(e);
+            injectError = DemoConsole.describe(e);
         }
         Ledger.View after = ledger.view();
         long ofThisRun = after.entries().stream().filter(e -> wanted.contains(e.payment())).count();

@@ -67,7 +67,7 @@ final class ChainCheck {
                 + "; none answered at the configured address)" : "the PostgreSQL at " + postgres.url(), schema);
             return run(out, seed, dir, postgres, schema);
         } catch (IOException | RuntimeException e) {
-            out.println("MISMATCH: the chain could not be run: " + PaymentsClientDemo.describe(e));
+            out.println("MISMATCH: the chain could not be run: " + DemoConsole.describe(e));
             return PaymentsClientDemo.EXIT_CHECK_FAILED;
         } finally {
             if (schema != null) {
@@ -133,7 +133,7 @@ final class ChainCheck {
                             captured++;
                         }
                     } catch (Exception e) {
-                        out.println("  a capture failed: " + PaymentsClientDemo.describe(e));
+                        out.println("  a capture failed: " + DemoConsole.describe(e));
                     }
                 }
                 Map<String, Long> charges = charges(gatewayPort);
@@ -144,12 +144,12 @@ final class ChainCheck {
                     (downAt - started) / 1e9, (upAt - downAt) / 1e9);
                 out.printf(Locale.ROOT, "  captures          %d of %d succeeded, in %s: the retries are the"
                     + " faults below and the attempts that met the payments service down or restarting%n", captured,
-                    CAPTURES, PaymentsClientDemo.plural(attempts, "attempt"));
+                    CAPTURES, DemoConsole.plural(attempts, "attempt"));
                 out.printf(Locale.ROOT, "  faults            edge->payments %s, %s; payments->gateway %s, %s%n",
-                    PaymentsClientDemo.plural(toPayments.responsesDropped(), "lost answer"),
-                    PaymentsClientDemo.plural(toPayments.resets(), "reset"),
-                    PaymentsClientDemo.plural(toGateway.responsesDropped(), "lost answer"),
-                    PaymentsClientDemo.plural(toGateway.resets(), "reset"));
+                    DemoConsole.plural(toPayments.responsesDropped(), "lost answer"),
+                    DemoConsole.plural(toPayments.resets(), "reset"),
+                    DemoConsole.plural(toGateway.responsesDropped(), "lost answer"),
+                    DemoConsole.plural(toGateway.resets(), "reset"));
                 out.printf(Locale.ROOT, "  card gateway      %d charges for %d payments, %d requests received%n", charged,
                     CAPTURES, toGateway.requestsForwarded());
                 out.println();

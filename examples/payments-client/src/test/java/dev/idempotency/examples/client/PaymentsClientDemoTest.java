@@ -545,8 +545,8 @@ class PaymentsClientDemoTest {
     @Test
     @DisplayName("the network column counts repeats, so a long retry stays one narrow column")
     void networkColumn() {
-        assertThat(PaymentsClientDemo.wire(List.of("ok"))).isEqualTo("ok");
-        assertThat(PaymentsClientDemo.wire(List.of("lost", "lost", "lost", "reset", "lost", "ok")))
+        assertThat(DemoConsole.wire(List.of("ok"))).isEqualTo("ok");
+        assertThat(DemoConsole.wire(List.of("lost", "lost", "lost", "reset", "lost", "ok")))
             .isEqualTo("lost x3, reset, lost, ok");
     }
 }

@@ -35,7 +35,7 @@ final class RedisCalls {
         CompletableFuture<T> recover(Throwable failure);
     }
 
-    static <T> CompletableFuture<T> run(RedisConnector.Link link, String name, Command command, Decoder<T> decoder) {
+    static <T> CompletableFuture<T> run(RedisLink link, String name, Command command, Decoder<T> decoder) {
         return run(link, name, command, decoder, failure -> null);
     }
 
@@ -44,7 +44,7 @@ final class RedisCalls {
      * fails with an {@link IdempotencyStoreException} on any failure, and when no answer came
      * within the command timeout.
      */
-    static <T> CompletableFuture<T> run(RedisConnector.Link link, String name, Command command, Decoder<T> decoder,
+    static <T> CompletableFuture<T> run(RedisLink link, String name, Command command, Decoder<T> decoder,
                                          Recovery<T> recovery) {
         CompletableFuture<T> result = new CompletableFuture<>();
         link.track(result);

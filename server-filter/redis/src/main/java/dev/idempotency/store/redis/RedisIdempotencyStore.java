@@ -204,7 +204,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         long ttl = lease.plus(lateCompletionWindow).toMillis();
         // the connection of the calling thread; the take-over below follows on the same one, not on
         // whichever thread the first reply completed
-        RedisConnector.Link link = connector.link();
+        RedisLink link = connector.link();
         return create(link, key, record, ttl).thenCompose(created -> {
             if (replyOf(created) == ReplicaWait.NOT_SENT) {
                 return confirmed(storeKey, token, created, null);
@@ -294,7 +294,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
      * is a {@link ReplicaWait.Written}, which with {@code unlessShort} is not sent at all while
      * its connection is known to be short of replicas.
      */
-    private RedisCalls.Command written(RedisConnector.Link link, byte[] key, boolean unlessShort, RedisCalls.Command write) {
+    private RedisCalls.Command written(RedisLink link, byte[] key, boolean unlessShort, RedisCalls.Command write) {
         return replicaWait == null ? write : c -> replicaWait.send(c, key, unlessShort, write::send, link::atTurnEnd);
     }
 
@@ -315,7 +315,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
      * @return whether the script wrote (its reply was 1)
      */
     private CompletableFuture<Boolean> durable(String storeKey, String name, RedisCalls.Command write, String loss) {
-        RedisConnector.Link link = connector.link();
+        RedisLink link = connector.link();
         byte[] key = keys.record(storeKey);
         return run(link, name, written(link, key, false, write), reply -> reply).thenCompose(reply -> {
             boolean wrote = isOne(replyOf(reply));
@@ -326,7 +326,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         });
     }
 
-    private CompletableFuture<Boolean> replicated(RedisConnector.Link link, String storeKey, String name,
+    private CompletableFuture<Boolean> replicated(RedisLink link, String storeKey, String name,
                                                   String loss, ReplicaWait.Written written, int waitsLeft) {
         if (replicaWait.confirmed(written)) {
             return CompletableFuture.completedFuture(true);
@@ -357,7 +357,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
      * {@code SET NX GET}, or the script that does the same on Redis before 7.0: null when created,
      * else the record (in a {@link ReplicaWait.Written} when replicas are waited for).
      */
-    private CompletableFuture<Object> create(RedisConnector.Link link, byte[] key, byte[] record, long ttl) {
+    private CompletableFuture<Object> create(RedisLink link, byte[] key, byte[] record, long ttl) {
         if (setNxGet) {
             SetArgs args = SetArgs.Builder.nx().px(ttl);
             return run(link, "acquire", written(link, key, true, c -> c.setGet(key, record, args).toCompletableFuture()

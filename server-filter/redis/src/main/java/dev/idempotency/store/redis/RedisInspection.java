@@ -69,7 +69,7 @@ final class RedisInspection {
     }
 
     CompletionStage<RecordCounts> counts() {
-        RedisConnector.Link link = connector.link();
+        RedisLink link = connector.link();
         long now = clock.millis();
         long[] counts = new long[4];
         return walk(link, info -> {
@@ -97,12 +97,12 @@ final class RedisInspection {
      *
      * @return whether the walk saw the whole key space
      */
-    private CompletableFuture<Boolean> walk(RedisConnector.Link link, Consumer<RecordInfo> sink) {
+    private CompletableFuture<Boolean> walk(RedisLink link, Consumer<RecordInfo> sink) {
         ScanArgs args = ScanArgs.Builder.matches(globEscape(keys.prefix()) + "{*}").limit(1000);
         return page(link, ScanCursor.INITIAL, args, sink, 0);
     }
 
-    private CompletableFuture<Boolean> page(RedisConnector.Link link, ScanCursor cursor, ScanArgs args,
+    private CompletableFuture<Boolean> page(RedisLink link, ScanCursor cursor, ScanArgs args,
                                             Consumer<RecordInfo> sink, long seen) {
         return run(link, "scan", c -> c.scan(cursor, args).toCompletableFuture().<Object>thenApply(v -> v),
             reply -> {
@@ -131,7 +131,7 @@ final class RedisInspection {
     }
 
     /** One record's state and timing from its first bytes and its length; {@code null} when it is gone. */
-    private CompletableFuture<RecordInfo> inspect(RedisConnector.Link link, byte[] key) {
+    private CompletableFuture<RecordInfo> inspect(RedisLink link, byte[] key) {
         CompletableFuture<byte[]> head = run(link, "getrange", c -> c.getrange(key, 0, INSPECTED_PREFIX - 1)
             .toCompletableFuture().<Object>thenApply(v -> v), reply -> (byte[]) reply);
         CompletableFuture<Long> length = run(link, "strlen", c -> c.strlen(key).toCompletableFuture()
@@ -174,7 +174,7 @@ final class RedisInspection {
     }
 
     /** The server's memory ({@code INFO memory}) and key count ({@code DBSIZE}). */
-    private CompletableFuture<Map<String, Object>> size(RedisConnector.Link link) {
+    private CompletableFuture<Map<String, Object>> size(RedisLink link) {
         CompletableFuture<String> info = run(link, "info", c -> c.info("memory").toCompletableFuture()
             .<Object>thenApply(v -> v), String::valueOf);
         CompletableFuture<Long> keys = run(link, "dbsize", c -> c.dbsize().toCompletableFuture()
