@@ -13,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -82,6 +83,23 @@ class PaymentsIdempotencyTest {
         assertThat(after.sideEffects()).isEqualTo(before.sideEffects() + 1);
         assertThat(after.handlerExecutions()).isEqualTo(before.handlerExecutions() + 1);
         assertThat(after.payments()).isEqualTo(before.payments() + 1);
+    }
+
+    @Test
+    @DisplayName("O4: the outcome events count a create and its retry as one execution and one replay")
+    void outcomeEventsTellAReplayFromAPayment() {
+        Map<?, ?> before = api.read(api.get("/stats/outcomes"), Map.class);
+        String key = newKey();
+        api.post("/payments", key, PAYMENT);
+        api.post("/payments", key, PAYMENT);
+        Map<?, ?> after = api.read(api.get("/stats/outcomes"), Map.class);
+        assertThat(count(after, "executed") - count(before, "executed")).isEqualTo(1);
+        assertThat(count(after, "replayed") - count(before, "replayed")).isEqualTo(1);
+    }
+
+    private static long count(Map<?, ?> outcomes, String outcome) {
+        Object n = outcomes.get(outcome);
+        return n == null ? 0 : ((Number) n).longValue();
     }
 
     @Test

@@ -23,16 +23,25 @@ import java.util.Objects;
  * @param reason       the status line's reason phrase when the route set one of its own, {@code null}
  *                     when it was the server's standard phrase for the status (the usual case, which
  *                     costs a store nothing); 1-256 characters of visible ASCII and spaces
+ * @param traceparent  the W3C {@code traceparent} of the span that executed the operation, kept with
+ *                     the record when tracing is on so that a replay can link to it (CONTRACT O4), or
+ *                     {@code null}; exactly 55 characters ({@code 00-<trace id>-<span id>-<flags>})
  */
 public record StoredResponse(int status, Map<String, List<String>> headers, byte[] body, boolean bodyOmitted,
-                             @Nullable String reason) {
+                             @Nullable String reason, @Nullable String traceparent) {
 
     /** The longest reason phrase kept. */
     public static final int MAX_REASON_LENGTH = 256;
 
     /** A response with the server's standard reason phrase for its status. */
     public StoredResponse(int status, Map<String, List<String>> headers, byte[] body, boolean bodyOmitted) {
-        this(status, headers, body, bodyOmitted, null);
+        this(status, headers, body, bodyOmitted, null, null);
+    }
+
+    /** A response with a reason phrase of the route's own (or {@code null}), without a trace context. */
+    public StoredResponse(int status, Map<String, List<String>> headers, byte[] body, boolean bodyOmitted,
+                          @Nullable String reason) {
+        this(status, headers, body, bodyOmitted, reason, null);
     }
 
     public StoredResponse {
@@ -48,8 +57,46 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
             throw new IllegalArgumentException("a reason phrase must be 1-" + MAX_REASON_LENGTH
                 + " characters of visible ASCII and spaces, was \"" + reason + "\"");
         }
+        if (traceparent != null && !validTraceparent(traceparent)) {
+            throw new IllegalArgumentException("a traceparent must be 00-<32 hex>-<16 hex>-<2 hex>, lowercase, was \""
+                + traceparent + "\"");
+        }
         headers = copyOf(headers);
         body = body.clone();
+    }
+
+    /**
+     * @param traceparent a W3C trace context header value
+     * @return whether a {@code StoredResponse} can keep it: version {@code 00}, a 32-digit trace id
+     *     and a 16-digit span id, neither all zeros, and two digits of flags, lowercase hex
+     */
+    public static boolean validTraceparent(String traceparent) {
+        if (traceparent.length() != 55 || !traceparent.startsWith("00-") || traceparent.charAt(35) != '-'
+            || traceparent.charAt(52) != '-') {
+            return false;
+        }
+        boolean traceZero = true;
+        boolean spanZero = true;
+        for (int i = 3; i < 55; i++) {
+            if (i == 35 || i == 52) {
+                continue;
+            }
+            char c = traceparent.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return false;
+            }
+            if (c != '0' && i < 35) {
+                traceZero = false;
+            } else if (c != '0' && i < 52) {
+                spanZero = false;
+            }
+        }
+        return !traceZero && !spanZero;
+    }
+
+    /** @return this response with {@code traceparent} as the executing run's trace context (see the component) */
+    public StoredResponse withTraceparent(@Nullable String traceparent) {
+        return new StoredResponse(status, headers, body, bodyOmitted, reason, traceparent);
     }
 
     /**
@@ -72,7 +119,7 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
 
     /** @return this response with its body dropped and marked omitted (status, reason and headers kept) */
     public StoredResponse withoutBody() {
-        return new StoredResponse(status, headers, new byte[0], true, reason);
+        return new StoredResponse(status, headers, new byte[0], true, reason, traceparent);
     }
 
     /**
@@ -135,17 +182,18 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
             && bodyOmitted == other.bodyOmitted
             && headers.equals(other.headers)
             && Objects.equals(reason, other.reason)
+            && Objects.equals(traceparent, other.traceparent)
             && Arrays.equals(body, other.body);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(status, headers, bodyOmitted, reason) * 31 + Arrays.hashCode(body);
+        return Objects.hash(status, headers, bodyOmitted, reason, traceparent) * 31 + Arrays.hashCode(body);
     }
 
     @Override
     public String toString() {
         return "StoredResponse[status=" + status + (reason == null ? "" : " " + reason) + ", headers=" + headers + ", body=" + body.length
-            + " bytes" + (bodyOmitted ? " (omitted)" : "") + "]";
+            + " bytes" + (bodyOmitted ? " (omitted)" : "") + (traceparent == null ? "" : ", traceparent=" + traceparent) + "]";
     }
 }

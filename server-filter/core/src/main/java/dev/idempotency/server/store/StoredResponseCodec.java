@@ -19,13 +19,17 @@ import java.util.Map;
  *               per header its name, an int value count and its values; each string an int
  *               byte length and its UTF-8 bytes (exactly {@code getBytes(UTF_8)}). A response
  *               with a reason phrase of its own has version byte {@value #HEADERS_VERSION_WITH_REASON}
- *               and the reason, a string, between the version byte and the header count
+ *               and the reason, a string, between the version byte and the header count. A
+ *               response that carries the trace context of the run that executed it has version
+ *               byte {@value #HEADERS_VERSION_WITH_TRACE}, then the {@code traceparent} and the
+ *               reason (empty when none), both strings, then the header count
  *    7+h  rest  body, exactly as sent
  * </pre>
  * Header order and value order are kept. The form is stable: records a store wrote with it are
  * read by later versions, which check the header block's version byte before they read it
  * (version {@value #HEADERS_VERSION_WITH_REASON} is read since 0.1.0; only a response whose route set a
- * reason phrase of its own is written with it).
+ * reason phrase of its own is written with it; version {@value #HEADERS_VERSION_WITH_TRACE} is
+ * read since 0.2.0 and written only when tracing is on, CONTRACT O4).
  *
  * <p>{@link #decode} checks every length against the bytes it is given and throws
  * {@link IllegalArgumentException} for anything this class would not have written, so a store
@@ -38,6 +42,8 @@ public final class StoredResponseCodec {
     public static final int HEADERS_VERSION = 1;
     /** The header block's first byte when a reason phrase of the route's own comes first. */
     public static final int HEADERS_VERSION_WITH_REASON = 2;
+    /** The header block's first byte when the executing run's {@code traceparent} (and a reason, maybe empty) come first. */
+    public static final int HEADERS_VERSION_WITH_TRACE = 3;
 
     private static final byte[] NO_PREFIX = new byte[0];
     /** Status, omitted flag and the header block's length. */
@@ -65,7 +71,11 @@ public final class StoredResponseCodec {
         // sized first and written straight into the array: an ASCII string (headers almost
         // always are) costs no array of its own
         String reason = response.reason();
-        int block = 5 + (reason == null ? 0 : 4 + reason.length()); // a valid reason is ASCII
+        String trace = response.traceparent();
+        int block = 5 + (reason == null ? 0 : 4 + reason.length()); // a valid reason and traceparent are ASCII
+        if (trace != null) {
+            block += 8 + trace.length() + (reason == null ? 0 : -4);
+        }
         for (Map.Entry<String, List<String>> h : headers.entrySet()) {
             block += 8 + utf8Length(h.getKey());
             for (String v : h.getValue()) {
@@ -77,7 +87,11 @@ public final class StoredResponseCodec {
         int p = putShort(out, prefixLength, response.status());
         out[p++] = (byte) (response.bodyOmitted() ? 1 : 0);
         p = putInt(out, p, block);
-        if (reason == null) {
+        if (trace != null) {
+            out[p++] = HEADERS_VERSION_WITH_TRACE;
+            p = putString(out, p, trace);
+            p = putString(out, p, reason == null ? "" : reason);
+        } else if (reason == null) {
             out[p++] = HEADERS_VERSION;
         } else {
             out[p++] = HEADERS_VERSION_WITH_REASON;
@@ -125,7 +139,20 @@ public final class StoredResponseCodec {
         }
         int end = p + block;
         String reason = null;
-        if (in[p] == HEADERS_VERSION_WITH_REASON) {
+        String trace = null;
+        if (in[p] == HEADERS_VERSION_WITH_TRACE) {
+            trace = getString(in, p + 1, end);
+            p += 4 + getInt(in, p + 1);
+            if (!StoredResponse.validTraceparent(trace)) {
+                throw malformed("bad traceparent in the header block");
+            }
+            String r = getString(in, p + 1, end);
+            p += 4 + getInt(in, p + 1);
+            reason = r.isEmpty() ? null : r;
+            if (end - p < 5 || (reason != null && !StoredResponse.validReason(reason))) {
+                throw malformed("bad reason phrase in the header block");
+            }
+        } else if (in[p] == HEADERS_VERSION_WITH_REASON) {
             reason = getString(in, p + 1, end);
             p += 4 + getInt(in, p + 1);
             if (end - p < 5 || !StoredResponse.validReason(reason)) {
@@ -161,7 +188,7 @@ public final class StoredResponseCodec {
         if (p != end) {
             throw malformed((end - p) + " bytes are left over in the header block");
         }
-        return new StoredResponse(status, headers, Arrays.copyOfRange(in, end, in.length), omitted == 1, reason);
+        return new StoredResponse(status, headers, Arrays.copyOfRange(in, end, in.length), omitted == 1, reason, trace);
     }
 
     /**

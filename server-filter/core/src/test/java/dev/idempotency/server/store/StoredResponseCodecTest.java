@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -178,7 +179,7 @@ class StoredResponseCodecTest {
         assertMalformed(Arrays.copyOf(good, 11), "bytes long");
         assertMalformed(with(good, 2, 2), "omitted flag is 2");
         assertMalformed(with(good, 6, 127), "header block's length");
-        assertMalformed(with(good, block, 3), "unknown header block version 3");
+        assertMalformed(with(good, block, 4), "unknown header block version 4");
         assertMalformed(with(good, block + 4, 9), "bad header count 9");
         assertMalformed(with(good, block + 8, 100), "a string of 100 bytes");
         byte[] shortBlock = with(good, 6, good[6] - 1); // the last byte of the block becomes the body's
@@ -190,6 +191,26 @@ class StoredResponseCodecTest {
         assertThatThrownBy(() -> StoredResponseCodec.decode(with(good, 0, 9), 0))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("status must be 100-599");
         assertMalformed(good, good.length, "0 bytes long");
+    }
+
+    @Test
+    @DisplayName("O4: the executing run's traceparent round-trips, with and without a reason phrase; a damaged one is refused")
+    void traceparentRoundTrips() {
+        String trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        for (String reason : new String[] {null, "Fine Thanks"}) {
+            StoredResponse r = new StoredResponse(200, Map.of("ETag", List.of("\"v1\"")), new byte[] {1, 2, 3}, false,
+                reason, trace);
+            byte[] bytes = StoredResponseCodec.encode(r);
+            assertThat(StoredResponseCodec.decode(bytes, 0)).isEqualTo(r);
+            assertThat(bytes[7]).isEqualTo((byte) StoredResponseCodec.HEADERS_VERSION_WITH_TRACE);
+            assertThat(StoredResponseCodec.bodyLength(bytes, 0, bytes.length)).isEqualTo(3);
+            byte[] damaged = bytes.clone();
+            damaged[7 + 1 + 4 + 5] = 'X'; // inside the trace id
+            assertMalformed(damaged, "bad traceparent");
+        }
+        assertThatThrownBy(() -> new StoredResponse(200, Map.of(), new byte[0], false, null,
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("traceparent");
     }
 
     @Test

@@ -33,7 +33,10 @@
  *       {@code body_omitted}</td><td>smallint, text[], bytea, boolean</td><td>the stored response
  *       (null while in progress; a CHECK constraint requires them once completed). Headers are
  *       flattened in order as {@code name, count, value...} per header, so order and repeated
- *       values survive; the body is the exact bytes sent.</td></tr>
+ *       values survive, after two optional entries of the same shape: {@code :trace, 1, traceparent}
+ *       (the executing run's trace context, with tracing on) and {@code :reason, 1, phrase} (a reason
+ *       phrase of the route's own). No header name starts with a colon. The body is the exact bytes
+ *       sent.</td></tr>
  * </table>
  * Indexes: the primary key on {@code store_key}, the only lookup path of acquire, complete,
  * release and renew (the token is checked on the row, so it needs no index); and

@@ -255,6 +255,22 @@ public abstract class IdempotencyStoreContractTest extends InspectionAndStepsCon
     }
 
     @Test
+    @DisplayName("O4: the executing run's traceparent is kept with the record, with or without a reason phrase, for a replay's link")
+    void traceparentRoundTrips() {
+        String trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        StoredResponse plain = response(201, "made").withTraceparent(trace);
+        StoredResponse withReason = new StoredResponse(200, Map.of("Content-Type", List.of("text/plain")),
+            "ok".getBytes(StandardCharsets.UTF_8), false, "Fine Thanks", trace);
+        for (StoredResponse stored : List.of(plain, withReason, plain.withoutBody())) {
+            String key = newKey();
+            complete(key, acquired(key, fingerprint("a")), stored, RETENTION);
+            AcquireResult.Replay replay = (AcquireResult.Replay) acquire(key, fingerprint("a"), LEASE);
+            assertThat(replay.response()).isEqualTo(stored);
+            assertThat(replay.response().traceparent()).isEqualTo(trace);
+        }
+    }
+
+    @Test
     @DisplayName("S13: a reason phrase the route set itself is kept and replayed; the standard one is not stored")
     void reasonPhraseRoundTrips() {
         String own = newKey();

@@ -6,7 +6,7 @@ import dev.idempotency.server.IdempotencyConfiguration;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
 import dev.idempotency.server.internal.runtime.IdempotencyScheduler;
 import dev.idempotency.server.store.IdempotencyStoreException;
-import dev.idempotency.server.internal.telemetry.Outcome;
+import dev.idempotency.server.IdempotencyOutcome;
 import dev.idempotency.server.internal.runtime.RequestLoop;
 import dev.idempotency.server.internal.response.Responses;
 import dev.idempotency.server.internal.runtime.StoreCalls;
@@ -94,11 +94,11 @@ public final class Coordinator {
     /** The answer to an acquire that did not acquire: the replay, 422, 409, or another attempt later. */
     private CompletableFuture<MutableHttpResponse<?>> answer(Exchange ex, AcquireResult result, long waitUntil) {
         if (result instanceof AcquireResult.Replay replay) {
-            report.outcome(Outcome.REPLAYED, ex.key(), ex.request());
+            report.replayed(ex, replay.response());
             return CompletableFuture.completedFuture(responses.replay(replay.response()));
         }
         if (result instanceof AcquireResult.Mismatch) {
-            report.outcome(Outcome.MISMATCH, ex.key(), ex.request());
+            report.outcome(IdempotencyOutcome.MISMATCH, ex);
             return CompletableFuture.completedFuture(responses.keyReused());
         }
         AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
@@ -111,14 +111,14 @@ public final class Coordinator {
             // the server is shutting down and will not run the next attempt: the 409 now, not a
             // request that is never answered
         }
-        report.outcome(Outcome.CONFLICT, ex.key(), ex.request());
+        report.outcome(IdempotencyOutcome.CONFLICT, ex);
         return CompletableFuture.completedFuture(
             responses.inProgress(ex.policy().latency().retryAfter(ex.policy().lease(), inProgress.remainingLease(),
                 config.getInFlightRetryAfterMin(), config.getInFlightRetryAfterMax())));
     }
 
     private CompletableFuture<MutableHttpResponse<?>> storeFailure(Exchange ex, IdempotencyStoreException e) {
-        report.outcome(Outcome.STORE_ERROR, ex.key(), ex.request());
+        report.outcome(IdempotencyOutcome.STORE_ERROR, ex);
         if (ex.policy().failOpen()) {
             LOG.error("idempotency store unavailable, FAILING OPEN key={} route={} {}: the handler runs without"
                 + " duplicate protection", ex.key(), ex.request().getMethodName(), ex.policy().template(), e);

@@ -1,5 +1,7 @@
 package dev.idempotency.server.internal.engine;
 
+import io.micronaut.core.propagation.PropagatedContext;
+
 import java.time.Duration;
 
 /**
@@ -9,6 +11,7 @@ import java.time.Duration;
  * @param key      the record
  * @param token    the fencing token
  * @param duration the lease
+ * @param request  the propagated context of the request that holds it: its store calls' spans are children of its span
  */
-record Lease(RecordKey key, long token, Duration duration) {
+record Lease(RecordKey key, long token, Duration duration, PropagatedContext request) {
 }

@@ -53,7 +53,7 @@ final class LeasedMode implements ExecutionMode {
 
     @Override
     public CompletionStage<Attempt> attempt(Exchange ex) {
-        CompletableFuture<AcquireResult> acquired = calls.acquire(
+        CompletableFuture<AcquireResult> acquired = calls.acquire(ex.context(),
             () -> store.acquire(ex.key().storeKey(), ex.fingerprint(), ex.policy().lease()));
         // one stage for the whole attempt, completed by callbacks: a chain of stages would cost a
         // stage and a completion for every step of every request
@@ -65,7 +65,7 @@ final class LeasedMode implements ExecutionMode {
                     if (storeFailure instanceof UnconfirmedAcquireException unconfirmed && !unconfirmed.released()) {
                         // the record was written but not confirmed, and the store could not release it:
                         // release it from here until it lands (S24), not leave it locked for the lease
-                        settlement.releaseInBackground(new Lease(ex.key(), unconfirmed.fencingToken(), ex.policy().lease()),
+                        settlement.releaseInBackground(new Lease(ex.key(), unconfirmed.fencingToken(), ex.policy().lease(), ex.context()),
                             unconfirmed.getCause() != null ? unconfirmed.getCause() : unconfirmed);
                     }
                     attempt.complete(new Attempt.StoreFailed(storeFailure));
@@ -83,7 +83,7 @@ final class LeasedMode implements ExecutionMode {
 
     /** Runs the handler under the lease, then settles its result; completes {@code attempt}. */
     private void execute(Exchange ex, AcquireResult.Acquired acquired, CompletableFuture<Attempt> attempt) {
-        Lease lease = new Lease(ex.key(), acquired.fencingToken(), ex.policy().lease());
+        Lease lease = new Lease(ex.key(), acquired.fencingToken(), ex.policy().lease(), ex.context());
         if (acquired.takeover()) {
             report.metrics().leaseTakenOver();
             LOG.info("idempotency lease taken over key={}: the earlier holder's lease expired", ex.key());
@@ -143,7 +143,7 @@ final class LeasedMode implements ExecutionMode {
                 throw failure instanceof CompletionException c ? c : new CompletionException(failure);
             });
         }
-        report.executed(ex.key(), ex.request(), held.journal.resumed());
+        report.executed(ex, held.journal.resumed());
         Attempt executed = new Attempt.Executed(captured.response());
         if (captured.stored() == null) {
             keeping.close();
@@ -158,7 +158,7 @@ final class LeasedMode implements ExecutionMode {
                         + " released: {}", ex.key(), StoreCalls.describe(streamFailure));
                     settled = held.release();
                 } else {
-                    settled = held.complete(stored, ex.policy().retention());
+                    settled = held.complete(report.traced(ex, stored), ex.policy().retention());
                 }
                 settled.whenComplete((v, e) -> captured.settled().complete(null));
             });
@@ -171,10 +171,10 @@ final class LeasedMode implements ExecutionMode {
         keeping.close();
         CompletableFuture<StoredResponse> stored = captured.stored();
         if (!stored.isDone()) { // a body in memory is captured complete (ResponseCapture.Captured); never waited for
-            return stored.thenCompose(s -> held.complete(s, ex.policy().retention()))
+            return stored.thenCompose(s -> held.complete(report.traced(ex, s), ex.policy().retention()))
                 .thenApply(v -> executed);
         }
-        CompletableFuture<Void> settled = held.complete(stored.getNow(null), ex.policy().retention());
+        CompletableFuture<Void> settled = held.complete(report.traced(ex, stored.getNow(null)), ex.policy().retention());
         return settled.isDone() ? CompletableFuture.completedFuture(executed) : settled.thenApply(v -> executed);
     }
 

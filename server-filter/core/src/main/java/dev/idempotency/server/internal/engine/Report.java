@@ -1,18 +1,27 @@
 package dev.idempotency.server.internal.engine;
 
-import io.micronaut.core.annotation.Internal;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
+import dev.idempotency.server.IdempotencyOutcome;
+import dev.idempotency.server.IdempotencyOutcomeEvent;
 import dev.idempotency.server.internal.telemetry.IdempotencyMetrics;
-import dev.idempotency.server.internal.telemetry.Outcome;
+import dev.idempotency.server.internal.telemetry.RequestTracing;
+import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.StoredResponse;
+import io.micronaut.context.BeanProvider;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.context.event.ApplicationEventPublisher;
+import io.micronaut.core.annotation.Internal;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.propagation.PropagatedContext;
 import io.micronaut.http.HttpRequest;
 import jakarta.inject.Singleton;
 
 import static dev.idempotency.server.internal.telemetry.FilterLog.LOG;
 
 /**
- * Where the request flow says what it did (CONTRACT S22): one counter per outcome and, at
- * DEBUG, one log line naming the outcome and the key's hash, never the raw key or the body.
+ * Where the request flow says what it did: one counter per outcome and, at DEBUG, one log line
+ * naming the outcome and the key's hash, never the raw key or the body (CONTRACT S22); the
+ * request's span attributes when tracing is on, and one {@link IdempotencyOutcomeEvent} (O4).
  */
 @Singleton
 @Requires(property = IdempotencyConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
@@ -20,34 +29,84 @@ import static dev.idempotency.server.internal.telemetry.FilterLog.LOG;
 public final class Report {
 
     private final IdempotencyMetrics metrics;
+    private final ApplicationEventPublisher<IdempotencyOutcomeEvent> events;
+    private final @Nullable RequestTracing tracing;
+    private final BeanProvider<IdempotencyStore> store;
+    private volatile String storeName;
 
-    Report(IdempotencyMetrics metrics) {
+    Report(IdempotencyMetrics metrics, ApplicationEventPublisher<IdempotencyOutcomeEvent> events,
+           @Nullable RequestTracing tracing, BeanProvider<IdempotencyStore> store) {
         this.metrics = metrics;
+        this.events = events;
+        this.tracing = tracing;
+        this.store = store;
     }
 
     IdempotencyMetrics metrics() {
         return metrics;
     }
 
-    void outcome(Outcome outcome, RecordKey key, HttpRequest<?> request) {
-        outcome(outcome, "", key, request);
+    void outcome(IdempotencyOutcome outcome, Exchange ex) {
+        outcome(outcome, "", ex);
     }
 
     /** A request whose handler ran; {@code resumed} when one of its durable steps came from an earlier execution. */
-    void executed(RecordKey key, HttpRequest<?> request, boolean resumed) {
-        outcome(Outcome.EXECUTED, resumed ? " resumed=true" : "", key, request);
+    void executed(Exchange ex, boolean resumed) {
+        outcome(resumed ? IdempotencyOutcome.RESUMED : IdempotencyOutcome.EXECUTED, resumed ? " resumed=true" : "", ex);
     }
 
-    private void outcome(Outcome outcome, String detail, RecordKey key, HttpRequest<?> request) {
-        metrics.outcome(outcome);
-        if (LOG.isDebugEnabled()) {
-            LOG.debug("idempotency outcome={}{} key={} {} {}", outcome.tag, detail, key, request.getMethodName(),
-                request.getPath());
+    /** A replay: the outcome, and the link from this request's span to the run that executed it. */
+    void replayed(Exchange ex, StoredResponse response) {
+        outcome(IdempotencyOutcome.REPLAYED, "", ex);
+        if (tracing != null) {
+            tracing.replayOf(ex.context(), response);
         }
     }
 
+    /** @return {@code stored} with this request's trace context when tracing is on, for a replay's link */
+    StoredResponse traced(Exchange ex, StoredResponse stored) {
+        if (tracing == null || stored == null) {
+            return stored;
+        }
+        String traceparent = tracing.traceparent(ex.context());
+        return traceparent == null ? stored : stored.withTraceparent(traceparent);
+    }
+
+    private void outcome(IdempotencyOutcome outcome, String detail, Exchange ex) {
+        // the counter's tags predate RESUMED, which it counts as executed (S22)
+        metrics.outcome(outcome == IdempotencyOutcome.RESUMED ? IdempotencyOutcome.EXECUTED : outcome);
+        HttpRequest<?> request = ex.request();
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("idempotency outcome={}{} key={} {} {}", outcome.tag(), detail, ex.key(), request.getMethodName(),
+                request.getPath());
+        }
+        String route = ex.policy().scopeOperation(request.getMethodName());
+        String keyHash = ex.key().hash();
+        if (tracing != null) {
+            tracing.outcome(ex.context(), outcome, keyHash, route, storeName());
+        }
+        events.publishEvent(new IdempotencyOutcomeEvent(outcome, keyHash, route, request));
+    }
+
     /** A request rejected before it had a key (missing, invalid, too large). */
-    public void rejected() {
-        metrics.outcome(Outcome.REJECTED);
+    public void rejected(HttpRequest<?> request, RoutePolicy policy) {
+        metrics.outcome(IdempotencyOutcome.REJECTED);
+        String route = policy.scopeOperation(request.getMethodName());
+        if (tracing != null) {
+            tracing.outcome(PropagatedContext.getOrEmpty(), IdempotencyOutcome.REJECTED, null, route, storeName());
+        }
+        events.publishEvent(new IdempotencyOutcomeEvent(IdempotencyOutcome.REJECTED, null, route, request));
+    }
+
+    /** @return the store's name as {@code idempotency.store=} says it: {@code memory}, {@code redis}, {@code postgres} or its class */
+    private String storeName() {
+        String name = storeName;
+        if (name == null) {
+            String type = store.get().getClass().getName();
+            name = type.contains(".memory.") ? "memory" : type.contains(".redis.") ? "redis"
+                : type.contains(".postgres.") ? "postgres" : store.get().getClass().getSimpleName();
+            storeName = name;
+        }
+        return name;
     }
 }

@@ -129,7 +129,7 @@ final class Settlement {
      * @return completes (never exceptionally) once the store answered or failed
      */
     CompletableFuture<Void> release(Lease lease) {
-        return calls.timed("release", () -> store.release(lease.key().storeKey(), lease.token()))
+        return calls.traced("release", lease.request(), () -> store.release(lease.key().storeKey(), lease.token()))
             .handle((released, failure) -> {
                 if (failure != null) {
                     releaseInBackground(lease, failure);
@@ -218,7 +218,7 @@ final class Settlement {
 
     /** @return {@code true} when the store answered (stored or fenced), {@code false} when it failed */
     private CompletableFuture<Boolean> tryComplete(Lease lease, StoredResponse stored, Duration retention) {
-        return calls.timed("complete", () -> store.complete(lease.key().storeKey(), lease.token(), stored, retention))
+        return calls.traced("complete", lease.request(), () -> store.complete(lease.key().storeKey(), lease.token(), stored, retention))
             .handle((done, failure) -> {
                 if (failure != null) {
                     LOG.warn("idempotency completion failed key={} (retried with backoff for up to half the"

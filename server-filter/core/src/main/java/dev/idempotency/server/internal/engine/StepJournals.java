@@ -91,7 +91,7 @@ final class StepJournals {
      *     runs; a transactional step runs inside it and commits with it
      */
     Journal open(Exchange ex, long fencingToken, TransactionalIdempotencyStore.Transaction holder) {
-        return new Journal(ex, new Lease(ex.key(), fencingToken, ex.policy().lease()), holder);
+        return new Journal(ex, new Lease(ex.key(), fencingToken, ex.policy().lease(), ex.context()), holder);
     }
 
     /** One execution's steps: what it found recorded, what it ran, and whether it gives them up. */

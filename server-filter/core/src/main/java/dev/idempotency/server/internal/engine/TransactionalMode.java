@@ -4,7 +4,7 @@ import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
-import dev.idempotency.server.internal.telemetry.Outcome;
+import dev.idempotency.server.IdempotencyOutcome;
 import dev.idempotency.server.internal.response.ResponseCapture;
 import dev.idempotency.server.internal.response.Responses;
 import dev.idempotency.server.internal.runtime.StoreCalls;
@@ -89,7 +89,7 @@ final class TransactionalMode implements ExecutionMode {
                 if (!attempt.handlerRan) {
                     return new Attempt.StoreFailed(storeFailure);
                 }
-                report.outcome(Outcome.STORE_ERROR, ex.key(), ex.request());
+                report.outcome(IdempotencyOutcome.STORE_ERROR, ex);
                 LOG.error("idempotency transaction failed after the handler ran key={}: its writes and the record"
                     + " were rolled back; answering 503", ex.key(), storeFailure);
                 return new Attempt.Executed(responses.storeUnavailable());
@@ -99,7 +99,7 @@ final class TransactionalMode implements ExecutionMode {
                 if (attempt.takeover) {
                     report.metrics().leaseTakenOver();
                 }
-                report.executed(ex.key(), ex.request(), attempt.journal != null && attempt.journal.resumed());
+                report.executed(ex, attempt.journal != null && attempt.journal.resumed());
                 return new Attempt.Executed(attempt.response);
             }
             return new Attempt.NotAcquired(attempt.result);
@@ -161,7 +161,7 @@ final class TransactionalMode implements ExecutionMode {
             }
             ResponseCapture.Captured captured = join(capture.captureWhole(ex.request(), handled));
             response = captured.response();
-            StoredResponse stored = captured.stored().join();
+            StoredResponse stored = report.traced(ex, captured.stored().join());
             boolean completed = timed("complete", () -> tx.complete(ex.key().storeKey(), a.fencingToken(), stored,
                 ex.policy().retention()));
             if (!completed) {

@@ -92,16 +92,16 @@ public final class RequestReader {
             List<String> values = request.getHeaders().getAll(source.kind() == KeySource.Kind.HEADER ? keyHeader
                 : source.name());
             if (values.isEmpty()) {
-                return done(policy.required() ? reject(keyMissing(source)) : new Reading.Unprotected());
+                return done(policy.required() ? reject(request, policy, keyMissing(source)) : new Reading.Unprotected());
             }
             if (values.size() > 1) {
-                return done(reject(responses.keyRepeated(source.name(), values.size())));
+                return done(reject(request, policy, responses.keyRepeated(source.name(), values.size())));
             }
             try {
                 key = source.kind() == KeySource.Kind.HEADER ? KeyHeader.parse(values.get(0), config.isStrict())
                     : new KeyHeader(values.get(0).trim());
             } catch (MalformedKeyException e) {
-                return done(reject(keyInvalid(source, e.getMessage())));
+                return done(reject(request, policy, keyInvalid(source, e.getMessage())));
             }
         }
         KeyHeader headerKey = key;
@@ -114,7 +114,7 @@ public final class RequestReader {
         }
         return body.handle((b, failure) -> {
             if (failure != null) {
-                return unreadable(request, failure);
+                return unreadable(request, policy, failure);
             }
             String contentType = request.getHeaders().get(HeaderNames.CONTENT_TYPE);
             KeyHeader k = headerKey;
@@ -122,9 +122,9 @@ public final class RequestReader {
                 BodyKey found = BodyKey.find(bodyKeys, source, contentType, b.bytes(), b.length());
                 if (found.key() == null) {
                     if (found.problem() == null) {
-                        return policy.required() ? reject(keyMissing(source)) : new Reading.Unprotected();
+                        return policy.required() ? reject(request, policy, keyMissing(source)) : new Reading.Unprotected();
                     }
-                    return reject(keyInvalid(source, found.problem()));
+                    return reject(request, policy, keyInvalid(source, found.problem()));
                 }
                 k = found.key();
             }
@@ -141,7 +141,7 @@ public final class RequestReader {
                     FilterLog.LOG.debug("idempotency: the body of {} {} is not what its Content-Type says ({}): answering"
                         + " 400", request.getMethodName(), request.getPath(), e.getMessage());
                 }
-                return reject(responses.bodyMalformed(e.getMessage()));
+                return reject(request, policy, responses.bodyMalformed(e.getMessage()));
             }
             String storeKey = digest.storeKey();
             return new Reading.Ready(new RecordKey(storeKey), fingerprint, new IdempotentOperation(k.value(),
@@ -154,28 +154,28 @@ public final class RequestReader {
      * before the store is touched, so the key stays free for a readable retry. A client that went
      * away is not worth more than a DEBUG line; a stream that failed for another reason is.
      */
-    private Reading unreadable(HttpRequest<?> request, Throwable failure) {
+    private Reading unreadable(HttpRequest<?> request, RoutePolicy policy, Throwable failure) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         return switch (BodyReader.classify(cause)) {
-            case TOO_LARGE -> reject(responses.bodyTooLarge());
+            case TOO_LARGE -> reject(request, policy, responses.bodyTooLarge());
             case ABORTED -> {
                 if (FilterLog.LOG.isDebugEnabled()) {
                     FilterLog.LOG.debug("idempotency: the client ended {} {} before its body was read ({})",
                         request.getMethodName(), request.getPath(), cause.toString());
                 }
-                yield reject(responses.bodyUnreadable());
+                yield reject(request, policy, responses.bodyUnreadable());
             }
             case NOT_DECODABLE -> {
                 if (FilterLog.LOG.isDebugEnabled()) {
                     FilterLog.LOG.debug("idempotency: the body of {} {} does not decompress ({}): answering 400",
                         request.getMethodName(), request.getPath(), cause.toString());
                 }
-                yield reject(responses.bodyNotDecodable());
+                yield reject(request, policy, responses.bodyNotDecodable());
             }
             case BROKEN -> {
                 FilterLog.LOG.warn("idempotency: could not read the body of {} {}: answering 400",
                     request.getMethodName(), request.getPath(), cause);
-                yield reject(responses.bodyUnreadable());
+                yield reject(request, policy, responses.bodyUnreadable());
             }
         };
     }
@@ -202,8 +202,8 @@ public final class RequestReader {
             + reason.replace("the Idempotency-Key", "the key") + ". A key is 1 to 255 printable ASCII characters.");
     }
 
-    private Reading reject(MutableHttpResponse<?> response) {
-        report.rejected();
+    private Reading reject(HttpRequest<?> request, RoutePolicy policy, MutableHttpResponse<?> response) {
+        report.rejected(request, policy);
         return new Reading.Rejected(response);
     }
 

@@ -3,8 +3,11 @@ package dev.idempotency.server.internal.runtime;
 import io.micronaut.core.annotation.Internal;
 import dev.idempotency.server.IdempotencyConfigurationProperties;
 import dev.idempotency.server.internal.telemetry.IdempotencyMetrics;
+import dev.idempotency.server.internal.telemetry.RequestTracing;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.propagation.PropagatedContext;
 import jakarta.inject.Singleton;
 
 import java.util.concurrent.CompletableFuture;
@@ -28,11 +31,14 @@ public final class StoreCalls {
     private final StoreCircuit circuit;
     /** Whether calls are timed: not when the metrics would drop the figure (no Micrometer). */
     private final boolean timed;
+    /** The store calls' spans (CONTRACT O4), or {@code null} without OpenTelemetry. */
+    private final @Nullable RequestTracing tracing;
 
-    public StoreCalls(IdempotencyMetrics metrics, StoreCircuit circuit) {
+    public StoreCalls(IdempotencyMetrics metrics, StoreCircuit circuit, @Nullable RequestTracing tracing) {
         this.metrics = metrics;
         this.circuit = circuit;
         this.timed = metrics.recordsStoreLatency();
+        this.tracing = tracing;
     }
 
     /** A new key the store circuit held back: the store is known down (S19). */
@@ -46,12 +52,32 @@ public final class StoreCalls {
      * An acquire, unless the store circuit holds new keys back, in which case the stage fails at
      * once with {@link CircuitOpen}.
      */
-    public <T> CompletableFuture<T> acquire(Supplier<? extends CompletionStage<T>> call) {
+    public <T> CompletableFuture<T> acquire(PropagatedContext request, Supplier<? extends CompletionStage<T>> call) {
         if (!circuit.admit()) {
             // not a store call, so no latency: the request is counted as store-error by the coordinator
             return CompletableFuture.failedFuture(new CircuitOpen());
         }
-        return timed("acquire", call);
+        return traced("acquire", request, call);
+    }
+
+    /**
+     * {@link #timed}, and with tracing on a span {@code idempotency.<operation>}, a child of the
+     * request's span, that lasts as long as the call (CONTRACT O4).
+     *
+     * @param request the propagated context of the request the call is made for
+     */
+    public <T> CompletableFuture<T> traced(String operation, PropagatedContext request,
+                                           Supplier<? extends CompletionStage<T>> call) {
+        if (tracing == null) {
+            return timed(operation, call);
+        }
+        RequestTracing.StoreSpan span = tracing.storeCall(request, operation);
+        if (span == RequestTracing.StoreSpan.NONE) {
+            return timed(operation, call);
+        }
+        CompletableFuture<T> stage = timed(operation, call);
+        stage.whenComplete((v, failure) -> span.end(failure));
+        return stage;
     }
 
     /** @return the circuit the calls report to */

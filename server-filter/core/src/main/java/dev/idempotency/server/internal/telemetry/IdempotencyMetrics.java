@@ -1,12 +1,13 @@
 package dev.idempotency.server.internal.telemetry;
 
+import dev.idempotency.server.IdempotencyOutcome;
 import io.micronaut.core.annotation.Internal;
 
 /** Where the filter reports what it did (CONTRACT S22). Implementations are thread-safe. */
 @Internal
 public interface IdempotencyMetrics {
 
-    void outcome(Outcome outcome);
+    void outcome(IdempotencyOutcome outcome);
 
     void storeLatency(String operation, long nanos, boolean failed);
 

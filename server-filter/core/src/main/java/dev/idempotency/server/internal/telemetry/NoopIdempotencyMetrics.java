@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.telemetry;
 
+import dev.idempotency.server.IdempotencyOutcome;
 import io.micronaut.context.annotation.Secondary;
 import io.micronaut.core.annotation.Internal;
 import jakarta.inject.Singleton;
@@ -11,7 +12,7 @@ import jakarta.inject.Singleton;
 public final class NoopIdempotencyMetrics implements IdempotencyMetrics {
 
     @Override
-    public void outcome(Outcome outcome) {
+    public void outcome(IdempotencyOutcome outcome) {
     }
 
     @Override

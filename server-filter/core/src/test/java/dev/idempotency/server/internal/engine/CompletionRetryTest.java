@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.engine;
 
+import io.micronaut.core.propagation.PropagatedContext;
 import dev.idempotency.server.InMemoryBackedStore;
 import dev.idempotency.server.internal.telemetry.RecordedMetrics;
 import dev.idempotency.server.store.AcquireResult;
@@ -128,7 +129,7 @@ class CompletionRetryTest {
     }
 
     private Lease lease(String key, long token) {
-        return new Lease(new RecordKey(key), token, LEASE);
+        return new Lease(new RecordKey(key), token, LEASE, PropagatedContext.empty());
     }
 
     private String fencedLine(String key, String why) {

@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.engine;
 
+import io.micronaut.core.propagation.PropagatedContext;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.internal.runtime.IdempotencyScheduler;
 import dev.idempotency.server.store.memory.InMemoryIdempotencyStore;
@@ -43,7 +44,7 @@ class LeaseKeeperTest {
         scheduler = new IdempotencyScheduler();
         store = new InMemoryIdempotencyStore(Clock.systemUTC(), 100);
         NoopIdempotencyMetrics metrics = new NoopIdempotencyMetrics();
-        StoreCalls calls = new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics));
+        StoreCalls calls = new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics), null);
         keeper = new LeaseKeeper(store, scheduler, calls, metrics);
     }
 
@@ -55,7 +56,7 @@ class LeaseKeeperTest {
 
     private Lease acquire(Duration duration) {
         AcquireResult result = store.acquire(KEY, new byte[] {1}, duration).toCompletableFuture().join();
-        return new Lease(new RecordKey(KEY), ((AcquireResult.Acquired) result).fencingToken(), duration);
+        return new Lease(new RecordKey(KEY), ((AcquireResult.Acquired) result).fencingToken(), duration, PropagatedContext.empty());
     }
 
     private Instant deadline() {

@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.engine;
 
+import io.micronaut.core.propagation.PropagatedContext;
 import dev.idempotency.server.internal.telemetry.RecordedMetrics;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.http.IdempotencyFilter;
@@ -76,7 +77,7 @@ class SettlementShutdownTest {
     }
 
     private static Lease lease(String key) {
-        return new Lease(new RecordKey(key), 7, LEASE);
+        return new Lease(new RecordKey(key), 7, LEASE, PropagatedContext.empty());
     }
 
     private List<String> errors() {

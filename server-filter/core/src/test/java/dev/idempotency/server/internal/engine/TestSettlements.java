@@ -18,6 +18,6 @@ final class TestSettlements {
     /** @return a settlement on {@code store} and {@code scheduler} that reports to {@code metrics}, its store circuit off */
     static Settlement on(IdempotencyStore store, IdempotencyScheduler scheduler, RecordedMetrics metrics) {
         return new Settlement(new IdempotencyConfigurationProperties(), store,
-            new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics)), scheduler, metrics);
+            new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics), null), scheduler, metrics);
     }
 }

@@ -21,7 +21,7 @@ class StoreCallsTest {
     @DisplayName("S22: store calls are timed when the metrics record latencies, and only then; failures become store failures either way")
     void timedOnlyWhenRecorded(boolean wanted) {
         RecordedMetrics metrics = new RecordedMetrics(wanted);
-        StoreCalls calls = new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics));
+        StoreCalls calls = new StoreCalls(metrics, new StoreCircuit(0, Duration.ofSeconds(1), System::nanoTime, metrics), null);
 
         assertThat(calls.timed("acquire", () -> CompletableFuture.completedFuture("at once")).join()).isEqualTo("at once");
         CompletableFuture<String> later = new CompletableFuture<>();

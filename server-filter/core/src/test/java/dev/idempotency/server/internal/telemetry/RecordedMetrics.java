@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.telemetry;
 
+import dev.idempotency.server.IdempotencyOutcome;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -39,7 +40,7 @@ public final class RecordedMetrics implements IdempotencyMetrics {
     }
 
     @Override
-    public void outcome(Outcome outcome) {
+    public void outcome(IdempotencyOutcome outcome) {
     }
 
     @Override

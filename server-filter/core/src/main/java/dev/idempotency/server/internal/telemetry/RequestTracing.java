@@ -1,0 +1,49 @@
+package dev.idempotency.server.internal.telemetry;
+
+import dev.idempotency.server.IdempotencyOutcome;
+import dev.idempotency.server.store.StoredResponse;
+import io.micronaut.core.annotation.Internal;
+import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.propagation.PropagatedContext;
+
+/**
+ * What the filter writes into the request's trace (CONTRACT O4). A bean only when OpenTelemetry
+ * and Micronaut's tracing are on the class path ({@link OpenTelemetryRequestTracing}); without
+ * them the filter has none and loads no tracing class.
+ */
+@Internal
+public interface RequestTracing {
+
+    /**
+     * Sets the outcome attributes on the request's span.
+     *
+     * @param context the request's propagated context, which holds its span
+     * @param keyHash the key's hash as the log line prints it, or {@code null} before there was a key
+     */
+    void outcome(PropagatedContext context, IdempotencyOutcome outcome, @Nullable String keyHash, String route,
+                 String store);
+
+    /** Links the request's span to the run that executed {@code replayed}, when its record kept that run's trace context. */
+    void replayOf(PropagatedContext context, StoredResponse replayed);
+
+    /**
+     * Starts the span of a store call, a child of the request's span: {@code idempotency.acquire},
+     * {@code idempotency.complete}, {@code idempotency.release}.
+     *
+     * @return the span to end when the call has completed; a no-op when the request's span is not recording
+     */
+    StoreSpan storeCall(PropagatedContext context, String operation);
+
+    /** A store call's span. */
+    interface StoreSpan {
+        /** A span that records nothing. */
+        StoreSpan NONE = failure -> { };
+
+        /** Ends the span; {@code failure} marks it an error. */
+        void end(@Nullable Throwable failure);
+    }
+
+    /** @return the request's span as a W3C {@code traceparent}, or {@code null} when it has no valid span */
+    @Nullable
+    String traceparent(PropagatedContext context);
+}
