@@ -54,6 +54,8 @@ class TracingTest {
     static final AttributeKey<String> ROUTE = AttributeKey.stringKey("idempotency.route");
     static final AttributeKey<String> STORE = AttributeKey.stringKey("idempotency.store");
     static final AttributeKey<String> ORIGINAL = AttributeKey.stringKey("idempotency.original_trace_id");
+    static final AttributeKey<String> STEP_NAME = AttributeKey.stringKey("idempotency.step.name");
+    static final AttributeKey<Boolean> STEP_RESUMED = AttributeKey.booleanKey("idempotency.step.resumed");
 
     @Inject
     @Client("/")
@@ -132,7 +134,7 @@ class TracingTest {
     }
 
     @Test
-    @DisplayName("O4: an execution that gets a durable step back from a released one says resumed")
+    @DisplayName("O4: an execution that gets a durable step back from a released one says resumed; each step is a span that says ran or resumed")
     void resumed() {
         String key = UUID.randomUUID().toString();
         assertThat(status(() -> client.toBlocking().exchange(HttpRequest.POST("/traced/steps", Map.of())
@@ -141,6 +143,13 @@ class TracingTest {
         post("/traced/steps", key, Map.of());
         SpanData resumed = serverSpan("resumed");
         assertThat(resumed.getAttributes().get(KEY_HASH)).isEqualTo(failed.getAttributes().get(KEY_HASH));
+        // each durable step is a child span that says whether it ran or came back from the record
+        SpanData ran = step(failed);
+        SpanData back = step(resumed);
+        assertThat(ran.getAttributes().get(STEP_NAME)).isEqualTo("charge");
+        assertThat(ran.getAttributes().get(STEP_RESUMED)).isFalse();
+        assertThat(back.getAttributes().get(STEP_NAME)).isEqualTo("charge");
+        assertThat(back.getAttributes().get(STEP_RESUMED)).isTrue();
         assertThat(outcomes.events).extracting(IdempotencyOutcomeEvent::outcome)
             .containsExactly(IdempotencyOutcome.EXECUTED, IdempotencyOutcome.RESUMED);
         assertThat(outcomes.events.get(1).executed()).isTrue();
@@ -183,6 +192,11 @@ class TracingTest {
             .filter(s -> outcome.equals(s.getAttributes().get(OUTCOME))).toList();
         assertThat(found).as("server spans with outcome %s", outcome).hasSize(1);
         return found.get(0);
+    }
+
+    private static SpanData step(SpanData request) {
+        until(() -> children(request).stream().anyMatch(s -> s.getName().equals("idempotency.step")));
+        return children(request).stream().filter(s -> s.getName().equals("idempotency.step")).findFirst().orElseThrow();
     }
 
     private static List<SpanData> children(SpanData parent) {

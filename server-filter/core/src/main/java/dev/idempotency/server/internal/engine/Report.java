@@ -63,6 +63,11 @@ public final class Report {
         }
     }
 
+    /** @return the span of the durable step {@code name} of this execution (CONTRACT O4), a no-op without tracing */
+    RequestTracing.StepSpan step(Exchange ex, String name) {
+        return tracing == null ? RequestTracing.StepSpan.NONE : tracing.step(ex.context(), name);
+    }
+
     /** @return {@code stored} with this request's trace context when tracing is on, for a replay's link */
     StoredResponse traced(Exchange ex, StoredResponse stored) {
         if (tracing == null || stored == null) {

@@ -9,6 +9,7 @@ import dev.idempotency.server.StepNotRecordedException;
 import dev.idempotency.server.internal.runtime.IdempotencyScheduler;
 import dev.idempotency.server.internal.runtime.RequestLoop;
 import dev.idempotency.server.internal.runtime.StoreCalls;
+import dev.idempotency.server.internal.telemetry.RequestTracing;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.TransactionalIdempotencyStore;
@@ -177,6 +178,7 @@ final class StepJournals {
             if (earlier != null) {
                 return type.cast(join(repeated(name, repeatable, earlier)));
             }
+            RequestTracing.StepSpan span = report.step(ex, name);
             try {
                 byte[] found = join(recorded()).get(name);
                 T value;
@@ -191,9 +193,11 @@ final class StepJournals {
                     report.metrics().step(false);
                 }
                 mine.complete(value);
+                span.end(found != null, null);
                 return value;
             } catch (RuntimeException | Error e) {
                 forget(name, mine, e);
+                span.end(false, e);
                 throw e;
             }
         }
@@ -208,9 +212,12 @@ final class StepJournals {
             }
             PropagatedContext context = PropagatedContext.getOrEmpty();
             RequestLoop loop = ex.loop();
+            RequestTracing.StepSpan span = report.step(ex, name);
+            boolean[] resumedHere = {false};
             CompletableFuture<T> result = loop.resume(recorded()).thenCompose(steps -> {
                 byte[] found = steps.get(name);
                 if (found != null) {
+                    resumedHere[0] = true;
                     return CompletableFuture.completedFuture(resume(name, codec, type, found));
                 }
                 if (transactional) {
@@ -241,6 +248,7 @@ final class StepJournals {
             // and on the request's event loop, not on the store client's thread that completed the record
             loop.whenComplete(result, (value, failure) -> {
                 try (PropagatedContext.Scope ignored = context.propagate()) {
+                    span.end(resumedHere[0], failure);
                     if (failure != null) {
                         forget(name, mine, failure);
                         out.completeExceptionally(failure instanceof CompletionException c && c.getCause() != null

@@ -35,6 +35,8 @@ final class OpenTelemetryRequestTracing implements RequestTracing {
     static final AttributeKey<String> ROUTE = AttributeKey.stringKey("idempotency.route");
     static final AttributeKey<String> STORE = AttributeKey.stringKey("idempotency.store");
     static final AttributeKey<String> ORIGINAL_TRACE_ID = AttributeKey.stringKey("idempotency.original_trace_id");
+    static final AttributeKey<String> STEP_NAME = AttributeKey.stringKey("idempotency.step.name");
+    static final AttributeKey<Boolean> STEP_RESUMED = AttributeKey.booleanKey("idempotency.step.resumed");
     /** On the link: why the spans are linked. */
     static final AttributeKey<String> LINK_REASON = AttributeKey.stringKey("idempotency.link");
 
@@ -83,6 +85,23 @@ final class OpenTelemetryRequestTracing implements RequestTracing {
         Span span = tracer.spanBuilder("idempotency." + operation).setParent(parent).setSpanKind(SpanKind.CLIENT)
             .startSpan();
         return failure -> {
+            if (failure != null) {
+                span.recordException(failure);
+                span.setStatus(StatusCode.ERROR);
+            }
+            span.end();
+        };
+    }
+
+    @Override
+    public StepSpan step(PropagatedContext context, String name) {
+        Context parent = otel(context);
+        if (!Span.fromContext(parent).isRecording()) {
+            return StepSpan.NONE;
+        }
+        Span span = tracer.spanBuilder("idempotency.step").setParent(parent).setAttribute(STEP_NAME, name).startSpan();
+        return (resumed, failure) -> {
+            span.setAttribute(STEP_RESUMED, resumed);
             if (failure != null) {
                 span.recordException(failure);
                 span.setStatus(StatusCode.ERROR);

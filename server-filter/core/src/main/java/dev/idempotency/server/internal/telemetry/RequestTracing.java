@@ -43,6 +43,26 @@ public interface RequestTracing {
         void end(@Nullable Throwable failure);
     }
 
+    /**
+     * Starts the span {@code idempotency.step} of a durable step, a child of the request's span,
+     * with the step's name in {@code idempotency.step.name}.
+     *
+     * @return the span to end when the step's result is known; a no-op when the request's span is not recording
+     */
+    StepSpan step(PropagatedContext context, String name);
+
+    /** A durable step's span. */
+    interface StepSpan {
+        /** A span that records nothing. */
+        StepSpan NONE = (resumed, failure) -> { };
+
+        /**
+         * Ends the span with {@code idempotency.step.resumed}: whether the result came from an
+         * earlier execution's record instead of running the work.
+         */
+        void end(boolean resumed, @Nullable Throwable failure);
+    }
+
     /** @return the request's span as a W3C {@code traceparent}, or {@code null} when it has no valid span */
     @Nullable
     String traceparent(PropagatedContext context);
