@@ -12,6 +12,7 @@ import dev.idempotency.client.RequestInProgressException;
 import dev.idempotency.client.RetriesExhaustedException;
 import dev.idempotency.client.RetryBudgetExhaustedException;
 import dev.idempotency.client.internal.metrics.ClientMetrics;
+import dev.idempotency.client.internal.metrics.ClientTracing;
 import dev.idempotency.client.internal.policy.Attempt;
 import dev.idempotency.client.internal.policy.Classifier;
 import dev.idempotency.client.internal.policy.Keys;
@@ -59,6 +60,8 @@ abstract class AttemptLoop<R> {
     final boolean replayable;
     final CompletableFuture<R> promise = new CompletableFuture<>();
     int attempts;
+    /** The operation's span, started with its first attempt (CONTRACT O4). */
+    private ClientTracing.OperationSpan span = ClientTracing.OperationSpan.NONE;
 
     AttemptLoop(DefaultIdempotentClient client, String key, String target, boolean replayable) {
         this.client = client;
@@ -106,12 +109,21 @@ abstract class AttemptLoop<R> {
                     + " passed before attempt " + (attempts + 1), key, attempts, null, null, null));
                 return;
             }
+            if (attempts == 0) {
+                span = client.tracing.start(describe(), key);
+            }
             attempts++;
             metrics.attempt();
             boolean deadlineBound = remaining.compareTo(config.attemptTimeout()) < 0;
             Duration timeout = deadlineBound ? remaining : config.attemptTimeout();
             int number = attempts;
-            send(timeout, number).whenComplete((sent, failure) -> {
+            ClientTracing.AttemptSpan attempt = span.attempt(number);
+            CompletableFuture<Sent> sending;
+            try (attempt) {
+                sending = send(timeout, number);
+            }
+            sending.whenComplete((sent, failure) -> {
+                attempt.end(sent == null ? 0 : sent.response().status(), failure);
                 try {
                     handle(number, sent, failure, deadlineBound);
                 } catch (Throwable t) {
@@ -167,6 +179,7 @@ abstract class AttemptLoop<R> {
         if (verdict == Classifier.Verdict.SUCCESS) {
             R result = success(sent, number);
             metrics.outcome(response.replayed() ? "replayed" : "success");
+            span.end(response.replayed() ? "replayed" : "success", response.replayed(), number, null);
             promise.complete(result);
         } else if (response.status() == 422 && problem != null && problem.hasCode(ProblemDetails.KEY_REUSED)) {
             fail("key-reused", new IdempotencyKeyReusedException(
@@ -231,6 +244,7 @@ abstract class AttemptLoop<R> {
         LOG.info("Idempotent {}: attempt {} of {} failed ({}); retrying in {} ms with Idempotency-Key {}",
             describe(), number, config.maxAttempts(), reason, wait.toMillis(), key);
         metrics.retry(attempt != null ? Classifier.reasonTag(attempt) : Classifier.reasonTag(cause));
+        span.retry(number, wait, reason);
         config.sleeper().sleep(wait).whenComplete((ignored, error) -> {
             if (error != null) {
                 fail("error", wrap(error));
@@ -251,6 +265,7 @@ abstract class AttemptLoop<R> {
 
     void fail(String outcome, Throwable error) {
         metrics.outcome(outcome);
+        span.end(outcome, false, attempts, error);
         promise.completeExceptionally(error);
     }
 

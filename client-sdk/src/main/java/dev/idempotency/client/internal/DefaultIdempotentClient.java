@@ -7,6 +7,7 @@ import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentResult;
 import dev.idempotency.client.Sleeper;
 import dev.idempotency.client.internal.metrics.ClientMetrics;
+import dev.idempotency.client.internal.metrics.ClientTracing;
 import dev.idempotency.client.internal.policy.Attempt;
 import dev.idempotency.client.internal.policy.Backoff;
 import dev.idempotency.client.internal.policy.Classifier;
@@ -50,6 +51,8 @@ public final class DefaultIdempotentClient implements IdempotentClient {
     private final Retry retry;
     public final RetryBudget.Registry budgets;
     public final ClientMetrics metrics;
+    /** The operations' spans (CONTRACT O4); {@link ClientTracing#NONE} without OpenTelemetry. */
+    public final ClientTracing tracing;
     private volatile JsonMapper jsonMapper;
 
     /**
@@ -58,6 +61,16 @@ public final class DefaultIdempotentClient implements IdempotentClient {
      * @param config the settings
      */
     public DefaultIdempotentClient(HttpClient http, IdempotentClientConfig config) {
+        this(http, config, ClientTracing.NONE);
+    }
+
+    /**
+     * @param http    as above
+     * @param config  the settings
+     * @param tracing the operations' spans
+     */
+    public DefaultIdempotentClient(HttpClient http, IdempotentClientConfig config, ClientTracing tracing) {
+        this.tracing = Objects.requireNonNull(tracing, "tracing");
         this.http = http;
         this.config = Objects.requireNonNull(config, "config");
         RetryConfig retryConfig = RetryConfig.<Attempt>custom()

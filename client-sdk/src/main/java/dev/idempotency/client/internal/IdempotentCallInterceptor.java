@@ -4,6 +4,7 @@ import dev.idempotency.client.IdempotencyKey;
 import dev.idempotency.client.IdempotentCall;
 import dev.idempotency.client.IdempotentClient;
 import dev.idempotency.client.IdempotentClientConfig;
+import dev.idempotency.client.internal.metrics.ClientTracing;
 import dev.idempotency.client.internal.metrics.MetricsSupport;
 import dev.idempotency.client.internal.policy.Keys;
 import dev.idempotency.client.internal.policy.RetryBudget;
@@ -181,6 +182,7 @@ final class IdempotentCallInterceptor implements MethodInterceptor<Object, Objec
         IdempotentClientConfig.Builder builder = IdempotentClientConfig.custom().name(DEFAULT);
         beanContext.findBean(JsonMapper.class).ifPresent(builder::jsonMapper);
         beanContext.findBean(MetricsSupport.class).ifPresent(m -> m.configure(builder));
-        return new DefaultIdempotentClient(null, builder.build());
+        return new DefaultIdempotentClient(null, builder.build(),
+            beanContext.findBean(ClientTracing.class).orElse(ClientTracing.NONE));
     }
 }

@@ -1,15 +1,19 @@
 package dev.idempotency.examples.payments;
 
 import dev.idempotency.server.IdempotencyOutcome;
+// tag::imports[]
 import dev.idempotency.server.IdempotencyOutcomeEvent;
+import io.micronaut.runtime.event.annotation.EventListener;
+// end::imports[]
 import io.micronaut.http.annotation.Controller;
 import io.micronaut.http.annotation.Get;
-import io.micronaut.runtime.event.annotation.EventListener;
 
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+// tag::imports[]
 import java.util.concurrent.atomic.LongAdder;
+// end::imports[]
 
 /**
  * {@code GET /stats/outcomes}: what the Idempotency-Key filter did with each request, counted from

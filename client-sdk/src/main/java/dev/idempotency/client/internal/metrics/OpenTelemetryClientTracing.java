@@ -1,0 +1,107 @@
+package dev.idempotency.client.internal.metrics;
+
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.annotation.Nullable;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
+import jakarta.inject.Singleton;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+
+/**
+ * Spans through the application's {@link OpenTelemetry}: {@code idempotency.client.operation}, a
+ * child of whatever span is current when the operation starts, with a child
+ * {@code idempotency.client.attempt} per attempt and an event {@code idempotency.retry} per retry.
+ */
+@Singleton
+@Requires(classes = OpenTelemetry.class)
+@Requires(beans = OpenTelemetry.class)
+final class OpenTelemetryClientTracing implements ClientTracing {
+
+    static final AttributeKey<String> KEY_HASH = AttributeKey.stringKey("idempotency.key_hash");
+    static final AttributeKey<String> OPERATION = AttributeKey.stringKey("idempotency.operation");
+    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("idempotency.outcome");
+    static final AttributeKey<Long> ATTEMPTS = AttributeKey.longKey("idempotency.attempts");
+    static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("idempotency.attempt");
+    static final AttributeKey<Boolean> REPLAYED = AttributeKey.booleanKey("idempotency.replayed");
+    static final AttributeKey<Long> STATUS = AttributeKey.longKey("http.response.status_code");
+    static final AttributeKey<Long> WAIT_MS = AttributeKey.longKey("idempotency.retry.wait_ms");
+    static final AttributeKey<String> REASON = AttributeKey.stringKey("idempotency.retry.reason");
+
+    private final Tracer tracer;
+
+    OpenTelemetryClientTracing(OpenTelemetry openTelemetry) {
+        this.tracer = openTelemetry.getTracer("dev.idempotency.client");
+    }
+
+    @Override
+    public OperationSpan start(String operation, String key) {
+        Span span = tracer.spanBuilder("idempotency.client.operation").setAttribute(OPERATION, operation)
+            .setAttribute(KEY_HASH, hash(key)).startSpan();
+        Context parent = Context.current().with(span);
+        return new OperationSpan() {
+            @Override
+            public AttemptSpan attempt(int number) {
+                Span attempt = tracer.spanBuilder("idempotency.client.attempt").setParent(parent)
+                    .setAttribute(ATTEMPT, (long) number).startSpan();
+                Scope scope = parent.with(attempt).makeCurrent();
+                return new AttemptSpan() {
+                    @Override
+                    public void close() {
+                        scope.close();
+                    }
+
+                    @Override
+                    public void end(int status, @Nullable Throwable failure) {
+                        if (status > 0) {
+                            attempt.setAttribute(STATUS, (long) status);
+                        }
+                        if (failure != null) {
+                            attempt.recordException(failure);
+                            attempt.setStatus(StatusCode.ERROR);
+                        }
+                        attempt.end();
+                    }
+                };
+            }
+
+            @Override
+            public void retry(int number, Duration wait, String reason) {
+                span.addEvent("idempotency.retry", Attributes.of(ATTEMPT, (long) number, WAIT_MS, wait.toMillis(),
+                    REASON, reason));
+            }
+
+            @Override
+            public void end(String outcome, boolean replayed, int attempts, @Nullable Throwable failure) {
+                span.setAttribute(OUTCOME, outcome);
+                span.setAttribute(REPLAYED, replayed);
+                span.setAttribute(ATTEMPTS, (long) attempts);
+                if (failure != null) {
+                    span.recordException(failure);
+                    span.setStatus(StatusCode.ERROR);
+                }
+                span.end();
+            }
+        };
+    }
+
+    /** @return the first 12 hex digits of the key's SHA-256: enough to find it, never the key */
+    static String hash(String key) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 6);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+}
