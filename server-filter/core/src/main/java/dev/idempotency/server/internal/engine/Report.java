@@ -6,8 +6,8 @@ import dev.idempotency.server.IdempotencyOutcomeEvent;
 import dev.idempotency.server.internal.telemetry.IdempotencyMetrics;
 import dev.idempotency.server.internal.telemetry.RequestTracing;
 import dev.idempotency.server.store.IdempotencyStore;
+import dev.idempotency.server.store.StoreType;
 import dev.idempotency.server.store.StoredResponse;
-import io.micronaut.context.BeanProvider;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.event.ApplicationEventPublisher;
 import io.micronaut.core.annotation.Internal;
@@ -31,15 +31,15 @@ public final class Report {
     private final IdempotencyMetrics metrics;
     private final ApplicationEventPublisher<IdempotencyOutcomeEvent> events;
     private final @Nullable RequestTracing tracing;
-    private final BeanProvider<IdempotencyStore> store;
-    private volatile String storeName;
+    /** The store's name on the spans ({@code idempotency.store}), known when the filter is made: no lookup on a request. */
+    private final String storeName;
 
     Report(IdempotencyMetrics metrics, ApplicationEventPublisher<IdempotencyOutcomeEvent> events,
-           @Nullable RequestTracing tracing, BeanProvider<IdempotencyStore> store) {
+           @Nullable RequestTracing tracing, IdempotencyStore store) {
         this.metrics = metrics;
         this.events = events;
         this.tracing = tracing;
-        this.store = store;
+        this.storeName = storeName(store);
     }
 
     IdempotencyMetrics metrics() {
@@ -88,7 +88,7 @@ public final class Report {
         String route = ex.policy().scopeOperation(request.getMethodName());
         String keyHash = ex.key().hash();
         if (tracing != null) {
-            tracing.outcome(ex.context(), outcome, keyHash, route, storeName());
+            tracing.outcome(ex.context(), outcome, keyHash, route, storeName);
         }
         events.publishEvent(new IdempotencyOutcomeEvent(outcome, keyHash, route, request));
     }
@@ -98,20 +98,15 @@ public final class Report {
         metrics.outcome(IdempotencyOutcome.REJECTED);
         String route = policy.scopeOperation(request.getMethodName());
         if (tracing != null) {
-            tracing.outcome(PropagatedContext.getOrEmpty(), IdempotencyOutcome.REJECTED, null, route, storeName());
+            tracing.outcome(PropagatedContext.getOrEmpty(), IdempotencyOutcome.REJECTED, null, route, storeName);
         }
         events.publishEvent(new IdempotencyOutcomeEvent(IdempotencyOutcome.REJECTED, null, route, request));
     }
 
-    /** @return the store's name as {@code idempotency.store=} says it: {@code memory}, {@code redis}, {@code postgres} or its class */
-    private String storeName() {
-        String name = storeName;
-        if (name == null) {
-            String type = store.get().getClass().getName();
-            name = type.contains(".memory.") ? "memory" : type.contains(".redis.") ? "redis"
-                : type.contains(".postgres.") ? "postgres" : store.get().getClass().getSimpleName();
-            storeName = name;
-        }
-        return name;
+    /** @return the store's name as {@code idempotency.store.type} says it: {@code memory}, {@code redis}, {@code postgres} or its class */
+    private static String storeName(IdempotencyStore store) {
+        String type = store.getClass().getName();
+        return type.contains(".memory.") ? StoreType.MEMORY : type.contains(".redis.") ? StoreType.REDIS
+            : type.contains(".postgres.") ? StoreType.POSTGRES : store.getClass().getSimpleName();
     }
 }
