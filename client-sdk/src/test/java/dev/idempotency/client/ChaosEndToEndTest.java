@@ -25,7 +25,6 @@ import org.junit.jupiter.api.TestInstance;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Random;

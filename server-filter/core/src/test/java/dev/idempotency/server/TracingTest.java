@@ -91,6 +91,8 @@ class TracingTest {
                 assertThat(link.getTraceId()).isEqualTo(executed.getTraceId());
                 assertThat(link.getSpanId()).isEqualTo(executed.getSpanId());
             });
+        assertThat(replayed.getLinks()).extracting(l -> l.getAttributes().get(AttributeKey.stringKey("idempotency.link")))
+            .contains("replay-of");
         assertThat(replayed.getAttributes().get(ORIGINAL)).isEqualTo(executed.getTraceId());
         assertThat(outcomes.events).extracting(IdempotencyOutcomeEvent::outcome)
             .containsExactly(IdempotencyOutcome.EXECUTED, IdempotencyOutcome.REPLAYED);
@@ -118,19 +120,27 @@ class TracingTest {
     }
 
     @Test
-    @DisplayName("O4: a 409 while the original runs says conflict on its span")
+    @DisplayName("O4: a 409 while the original runs says conflict on its span and links to the run in progress")
     void conflict() throws Exception {
         String key = UUID.randomUUID().toString();
         CompletableFuture<Void> first = CompletableFuture.runAsync(() -> post("/traced/slow", key, Map.of()));
         until(() -> Api.slowStarted.get() != null);
+        SpanData conflict;
         try {
             assertThat(status(() -> post("/traced/slow", key, Map.of()))).isEqualTo(409);
-            assertThat(serverSpan("conflict").getAttributes().get(ROUTE)).isEqualTo("POST /traced/slow");
+            conflict = serverSpan("conflict");
+            assertThat(conflict.getAttributes().get(ROUTE)).isEqualTo("POST /traced/slow");
         } finally {
             Api.slowStarted.get().complete("done");
         }
         first.get(10, TimeUnit.SECONDS);
-        serverSpan("executed");
+        SpanData running = serverSpan("executed");
+        assertThat(conflict.getLinks()).singleElement().satisfies(link -> {
+            assertThat(link.getSpanContext().getTraceId()).isEqualTo(running.getTraceId());
+            assertThat(link.getSpanContext().getSpanId()).isEqualTo(running.getSpanId());
+            assertThat(link.getAttributes().get(AttributeKey.stringKey("idempotency.link"))).isEqualTo("in-progress");
+        });
+        assertThat(conflict.getAttributes().get(ORIGINAL)).isEqualTo(running.getTraceId());
     }
 
     @Test
@@ -240,10 +250,10 @@ class TracingTest {
 
         @Override
         public java.util.concurrent.CompletionStage<dev.idempotency.server.store.AcquireResult> acquire(String storeKey,
-                byte[] fingerprint, Duration lease) {
+                byte[] fingerprint, Duration lease, String traceparent) {
             return down ? CompletableFuture.failedFuture(
                 new dev.idempotency.server.store.IdempotencyStoreException("connection refused (simulated outage)"))
-                : super.acquire(storeKey, fingerprint, lease);
+                : delegate.acquire(storeKey, fingerprint, lease, traceparent);
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.idempotency.kafka;
 
 import dev.idempotency.messaging.MessageSender;
-import dev.idempotency.messaging.OutboxRecord;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.annotation.Value;
 import io.micronaut.context.event.BeanCreatedEvent;

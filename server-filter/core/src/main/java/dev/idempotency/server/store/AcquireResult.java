@@ -1,5 +1,7 @@
 package dev.idempotency.server.store;
 
+import io.micronaut.core.annotation.Nullable;
+
 import java.time.Duration;
 import java.util.Objects;
 
@@ -33,13 +35,24 @@ public sealed interface AcquireResult {
      * A request with the same key and fingerprint is still running under a live lease.
      *
      * @param remainingLease how long the lease still runs (never negative)
+     * @param traceparent    the W3C trace context of the run in progress, as its acquire passed it
+     *                       (CONTRACT O4), or {@code null} when it passed none or the store keeps none;
+     *                       a value that is not a valid {@code traceparent} becomes {@code null}
      */
-    record InProgress(Duration remainingLease) implements AcquireResult {
+    record InProgress(Duration remainingLease, @Nullable String traceparent) implements AcquireResult {
         public InProgress {
             Objects.requireNonNull(remainingLease, "remainingLease");
             if (remainingLease.isNegative()) {
                 remainingLease = Duration.ZERO;
             }
+            if (traceparent != null && !StoredResponse.validTraceparent(traceparent)) {
+                traceparent = null;
+            }
+        }
+
+        /** @param remainingLease how long the lease still runs; the run's trace context is not known */
+        public InProgress(Duration remainingLease) {
+            this(remainingLease, null);
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.idempotency.server.store;
 
+import io.micronaut.core.annotation.Nullable;
+
 import java.time.Duration;
 import java.util.Map;
 
@@ -29,6 +31,19 @@ public interface BlockingIdempotencyStore {
      * @throws IdempotencyStoreException when the store cannot answer
      */
     AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease);
+
+    /**
+     * {@link IdempotencyStore#acquire(String, byte[], Duration, String)}, blocking: keeps the
+     * acquiring request's trace context with the in-progress record. The default ignores it.
+     *
+     * @param traceparent a valid W3C {@code traceparent}, or {@code null} for none
+     * @return what was found
+     * @throws IdempotencyStoreException when the store cannot answer
+     */
+    default AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease, @Nullable String traceparent) {
+        IdempotencyStore.checkTraceparent(traceparent);
+        return acquire(storeKey, fingerprint, lease);
+    }
 
     /**
      * {@link IdempotencyStore#complete}, blocking.

@@ -1,5 +1,7 @@
 package dev.idempotency.server.store;
 
+import io.micronaut.core.annotation.Nullable;
+
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -64,6 +66,13 @@ public final class BlockingStoreAdapter implements IdempotencyStore, AutoCloseab
     @Override
     public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
         return call(() -> store.acquire(storeKey, fingerprint, lease));
+    }
+
+    @Override
+    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease,
+                                                  @Nullable String traceparent) {
+        IdempotencyStore.checkTraceparent(traceparent); // an invalid argument throws at once, not on the executor
+        return call(() -> store.acquire(storeKey, fingerprint, lease, traceparent));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.idempotency.server.store;
 
 import dev.idempotency.server.internal.util.HexDigits;
+import io.micronaut.core.annotation.Nullable;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -89,6 +90,39 @@ public interface IdempotencyStore {
      *     {@link IdempotencyStoreException} when the store cannot answer
      */
     CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease);
+
+    /**
+     * {@link #acquire(String, byte[], Duration)} that also keeps {@code traceparent}, the trace
+     * context of the request that acquires, with the new in-progress record, so that a request
+     * meeting it gets it back in {@link AcquireResult.InProgress#traceparent()} and a 409 links to
+     * the run in progress (CONTRACT O4). The filter calls this one when tracing is on. The context
+     * goes with the in-progress record: a takeover replaces it, a completion drops it (the
+     * response keeps its own, {@link StoredResponse#traceparent()}).
+     *
+     * <p>The default ignores the trace context and calls the three-argument acquire: a store
+     * that keeps none answers 409s without a link, and nothing else changes. The memory, Redis
+     * and PostgreSQL stores keep it.
+     *
+     * @param traceparent a valid W3C {@code traceparent} (see {@link StoredResponse#validTraceparent}),
+     *                    or {@code null} for none
+     * @throws IllegalArgumentException when {@code traceparent} is not a valid one
+     */
+    default CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease,
+                                                   @Nullable String traceparent) {
+        checkTraceparent(traceparent);
+        return acquire(storeKey, fingerprint, lease);
+    }
+
+    /**
+     * @param traceparent a trace context to keep, or {@code null}
+     * @throws IllegalArgumentException when it is neither {@code null} nor a valid {@code traceparent}
+     */
+    static void checkTraceparent(@Nullable String traceparent) {
+        if (traceparent != null && !StoredResponse.validTraceparent(traceparent)) {
+            throw new IllegalArgumentException("a traceparent must be 00-<32 hex>-<16 hex>-<2 hex>, lowercase, was \""
+                + traceparent + "\"");
+        }
+    }
 
     /**
      * Stores the result of the request that holds {@code fencingToken} and turns the record

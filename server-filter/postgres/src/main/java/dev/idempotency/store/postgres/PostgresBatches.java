@@ -31,8 +31,8 @@ final class PostgresBatches {
         this.store = store;
     }
 
-    /** An acquire waiting for its batch. */
-    record AcquireCall(String storeKey, byte[] fingerprint, Duration lease) {
+    /** An acquire waiting for its batch; {@code traceparent} is kept with its in-progress record, or {@code null}. */
+    record AcquireCall(String storeKey, byte[] fingerprint, Duration lease, String traceparent) {
     }
 
     /** A completion waiting for its batch. */
@@ -62,7 +62,7 @@ final class PostgresBatches {
         }
         List<AcquireResult> each = new ArrayList<>(calls.size());
         for (AcquireCall call : calls) {
-            each.add(store.acquireAutocommit(c, call.storeKey(), call.fingerprint(), call.lease()));
+            each.add(store.acquireAutocommit(c, call));
         }
         return each;
     }
@@ -82,7 +82,8 @@ final class PostgresBatches {
                     Instant expiresAt = rs.getObject("expires_at", OffsetDateTime.class).toInstant();
                     if (now.isBefore(expiresAt)) {
                         live.putIfAbsent(StoreKeys.decode(rs.getBytes("store_key")), new Live(rs.getBytes("fingerprint"), expiresAt,
-                            rs.getBoolean("completed") ? new AcquireResult.Replay(PostgresRecords.storedResponse(rs)) : null));
+                            rs.getBoolean("completed") ? new AcquireResult.Replay(PostgresRecords.storedResponse(rs)) : null,
+                            PostgresRecords.inProgressTrace(rs)));
                     }
                 }
             }
@@ -114,7 +115,7 @@ final class PostgresBatches {
         for (int i = 0; i < keys.length; i++) {
             AcquireCall call = calls.get(i);
             results.add(answers[i] != null ? answers[i]
-                : store.acquireStatements(c, call.storeKey(), call.fingerprint(), call.lease()));
+                : store.acquireStatements(c, call));
         }
         return results;
     }
@@ -131,11 +132,13 @@ final class PostgresBatches {
         byte[][] newKeys = new byte[n][];
         byte[][] fingerprints = new byte[n][];
         Long[] leases = new Long[n];
+        String[] traces = new String[n];
         for (int j = 0; j < n; j++) {
             int i = indexes.get(j);
             newKeys[j] = keys[i];
             fingerprints[j] = calls.get(i).fingerprint();
             leases[j] = TimeUnit.NANOSECONDS.toMicros(calls.get(i).lease().toNanos());
+            traces[j] = calls.get(i).traceparent();
         }
         Map<String, Long> tokens = new HashMap<>(n * 2);
         try (PreparedStatement ps = store.prepare(c, store.sql.insertNew)) {
@@ -144,6 +147,7 @@ final class PostgresBatches {
             ps.setArray(3, c.createArrayOf("bytea", newKeys));
             ps.setArray(4, c.createArrayOf("bytea", fingerprints));
             ps.setArray(5, c.createArrayOf("bigint", leases));
+            ps.setArray(6, c.createArrayOf("text", traces));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     tokens.put(StoreKeys.decode(rs.getBytes(1)), rs.getLong(2));
@@ -154,12 +158,12 @@ final class PostgresBatches {
     }
 
     /** A live record a batch found: the answer for each of its calls. */
-    record Live(byte[] fingerprint, Instant expiresAt, AcquireResult.Replay replay) {
+    record Live(byte[] fingerprint, Instant expiresAt, AcquireResult.Replay replay, String traceparent) {
         AcquireResult answer(byte[] callFingerprint, Instant now) {
             if (!MessageDigest.isEqual(fingerprint, callFingerprint)) {
                 return new AcquireResult.Mismatch();
             }
-            return replay != null ? replay : new AcquireResult.InProgress(Duration.between(now, expiresAt));
+            return replay != null ? replay : new AcquireResult.InProgress(Duration.between(now, expiresAt), traceparent);
         }
     }
 

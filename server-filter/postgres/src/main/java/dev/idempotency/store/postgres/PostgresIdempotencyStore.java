@@ -2,6 +2,7 @@ package dev.idempotency.store.postgres;
 
 import dev.idempotency.server.Checks;
 import dev.idempotency.server.store.AcquireResult;
+import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
 import dev.idempotency.server.store.RecordCounts;
 import dev.idempotency.server.store.RecordInfo;
@@ -253,15 +254,15 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         return executors.threads();
     }
 
-    /** @return the qualified table name */
-    String table() {
-        return sql.table;
+    @Override
+    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
+        return acquire(storeKey, fingerprint, lease, null);
     }
 
     @Override
-    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
-        checkAcquire(storeKey, fingerprint, lease);
-        return acquires.submit(new PostgresBatches.AcquireCall(storeKey, fingerprint.clone(), lease));
+    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease, String traceparent) {
+        checkAcquire(storeKey, fingerprint, lease, traceparent);
+        return acquires.submit(new PostgresBatches.AcquireCall(storeKey, fingerprint.clone(), lease, traceparent));
     }
 
     @Override
@@ -333,9 +334,8 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
      * commit nothing. Only when that statement lost a race with a concurrent acquire (no acquired
      * row, and no live record in its snapshot) the locking upsert decides on the latest version.
      */
-    AcquireResult acquireAutocommit(Connection c, String storeKey, byte[] fingerprint, Duration lease)
-        throws SQLException {
-        return inProgressOnLockTimeout(() -> acquireStatements(c, storeKey, fingerprint, lease), lease);
+    AcquireResult acquireAutocommit(Connection c, PostgresBatches.AcquireCall call) throws SQLException {
+        return inProgressOnLockTimeout(() -> acquireStatements(c, call), call.lease());
     }
 
     /**
@@ -355,25 +355,24 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         }
     }
 
-    /** Binds the parameters the two acquire statements share: key, fingerprint, now, lease end, lock timeout. */
-    private void bindAcquire(PreparedStatement ps, String storeKey, byte[] fingerprint, Instant now, Duration lease)
-        throws SQLException {
-        ps.setBytes(1, StoreKeys.encode(storeKey));
-        ps.setBytes(2, fingerprint);
+    /** Binds the parameters the two acquire statements share: key, fingerprint, now, lease end, lock timeout, trace. */
+    private void bindAcquire(PreparedStatement ps, PostgresBatches.AcquireCall call, Instant now) throws SQLException {
+        ps.setBytes(1, StoreKeys.encode(call.storeKey()));
+        ps.setBytes(2, call.fingerprint());
         ps.setObject(3, timestamp(now));
-        ps.setObject(4, timestamp(now.plus(lease)));
+        ps.setObject(4, timestamp(now.plus(call.lease())));
         ps.setString(5, lockTimeoutMillis);
+        ps.setString(6, call.traceparent());
     }
 
     /**
      * The statements of {@link #acquireAutocommit}, which throw on a lock timeout (SQL state
      * {@code 55P03}) instead of answering it.
      */
-    AcquireResult acquireStatements(Connection c, String storeKey, byte[] fingerprint, Duration lease)
-        throws SQLException {
+    AcquireResult acquireStatements(Connection c, PostgresBatches.AcquireCall call) throws SQLException {
         Instant now = now();
         try (PreparedStatement ps = prepare(c, sql.acquireAutocommit)) {
-            bindAcquire(ps, storeKey, fingerprint, now, lease);
+            bindAcquire(ps, call, now);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     switch (rs.getString("kind")) {
@@ -384,13 +383,13 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                         default:
                             Instant expiresAt = rs.getObject("expires_at", OffsetDateTime.class).toInstant();
                             if (now.isBefore(expiresAt)) {
-                                return PostgresRecords.existing(rs, fingerprint, now, expiresAt);
+                                return PostgresRecords.existing(rs, call.fingerprint(), now, expiresAt);
                             }
                     }
                 }
             }
         }
-        return lockingAcquire(c, storeKey, fingerprint, lease);
+        return lockingAcquire(c, call);
     }
 
     /**
@@ -426,17 +425,15 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     }
 
     /** The locking upsert: decides on the latest committed version of the row, and takes it over when expired. */
-    AcquireResult acquire(Connection c, String storeKey, byte[] fingerprint, Duration lease)
-        throws SQLException {
-        return inProgressOnLockTimeout(() -> lockingAcquire(c, storeKey, fingerprint, lease), lease);
+    AcquireResult acquire(Connection c, PostgresBatches.AcquireCall call) throws SQLException {
+        return inProgressOnLockTimeout(() -> lockingAcquire(c, call), call.lease());
     }
 
     /** The statement of {@link #acquire}, which throws on a lock timeout instead of answering it. */
-    private AcquireResult lockingAcquire(Connection c, String storeKey, byte[] fingerprint, Duration lease)
-        throws SQLException {
+    private AcquireResult lockingAcquire(Connection c, PostgresBatches.AcquireCall call) throws SQLException {
         Instant now = now();
         try (PreparedStatement ps = prepare(c, sql.acquire)) {
-            bindAcquire(ps, storeKey, fingerprint, now, lease);
+            bindAcquire(ps, call, now);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw new SQLException("acquire returned no row");
@@ -444,7 +441,7 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
                 if (rs.getBoolean("acquired")) {
                     return new AcquireResult.Acquired(rs.getLong("fencing_token"), rs.getInt("holder") > 1);
                 }
-                return PostgresRecords.existing(rs, fingerprint, now, rs.getObject("expires_at", OffsetDateTime.class).toInstant());
+                return PostgresRecords.existing(rs, call.fingerprint(), now, rs.getObject("expires_at", OffsetDateTime.class).toInstant());
             }
         }
     }
@@ -535,7 +532,8 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
         return sb.toString();
     }
 
-    static void checkAcquire(String storeKey, byte[] fingerprint, Duration lease) {
+    static void checkAcquire(String storeKey, byte[] fingerprint, Duration lease, String traceparent) {
+        IdempotencyStore.checkTraceparent(traceparent);
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Checks.positive(lease, "lease");
@@ -545,5 +543,4 @@ public final class PostgresIdempotencyStore implements TransactionalIdempotencyS
     interface SqlWork<T> {
         T run(Connection connection) throws SQLException;
     }
-
 }

@@ -100,8 +100,8 @@ public final class PostgresOutboxStore implements OutboxStore {
     PostgresOutboxStore(PostgresIdempotencyStore store, OutboxConfigurationProperties config) {
         this.store = store;
         this.config = config;
-        this.outbox = store.table() + "_outbox";
-        this.relay = store.table() + "_outbox_relay";
+        this.outbox = store.sql.table + "_outbox";
+        this.relay = store.sql.table + "_outbox_relay";
         this.channel = channelOf(outbox);
     }
 

@@ -97,6 +97,12 @@ final class PostgresRecords {
         return null;
     }
 
+    /** @return the trace context an in-progress record keeps in {@code response_headers}, or {@code null} */
+    static String inProgressTrace(ResultSet rs) throws SQLException {
+        Array headers = rs.getArray("response_headers");
+        return headers == null || rs.getBoolean("completed") ? null : decodeTrace(headerArray(headers));
+    }
+
     /** @throws SQLException also for a malformed array, so a bad row is a store failure (503), not a 500 */
     static Map<String, List<String>> decodeHeaders(List<String> flat) throws SQLException {
         try {
@@ -131,6 +137,6 @@ final class PostgresRecords {
         if (rs.getBoolean("completed")) {
             return new AcquireResult.Replay(storedResponse(rs));
         }
-        return new AcquireResult.InProgress(Duration.between(now, expiresAt));
+        return new AcquireResult.InProgress(Duration.between(now, expiresAt), inProgressTrace(rs));
     }
 }

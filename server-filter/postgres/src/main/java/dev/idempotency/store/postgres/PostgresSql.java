@@ -10,6 +10,15 @@ final class PostgresSql {
     /** Expired: the lease (in progress) or the retention (completed) has ended at "now". */
     private static final String EXPIRED = "r.expires_at <= EXCLUDED.acquired_at";
 
+    /**
+     * @param value an SQL text expression, the holder's traceparent or null
+     * @return the {@code response_headers} of an in-progress record: its trace entry
+     *     ({@code :trace, 1, traceparent}, CONTRACT O4), or null when {@code value} is null
+     */
+    private static String traceEntry(String value) {
+        return "string_to_array('" + PostgresRecords.TRACE_ENTRY + ",1,' || " + value + ", ',')";
+    }
+
     final String table;
     final String sequence;
     final String acquireAutocommit;
@@ -30,7 +39,7 @@ final class PostgresSql {
     PostgresSql(String qualifiedTable) {
         this.table = qualifiedTable;
         this.sequence = qualifiedTable + "_fencing_seq";
-        // Parameters: 1 store_key, 2 fingerprint, 3 now, 4 lease end, 5 lock_timeout (ms).
+        // Parameters: 1 store_key, 2 fingerprint, 3 now, 4 lease end, 5 lock_timeout (ms), 6 traceparent or null.
         // The acquire of autocommit mode, one statement for every outcome. "cur" is the record as the
         // statement's snapshot sees it. Only when there is none, "ins" inserts it; only when it has
         // expired, "tko" takes it over with a new token (re-checked on the latest row version, so of
@@ -41,17 +50,17 @@ final class PostgresSql {
         // transaction) bounds the wait for a record another transaction holds uncommitted.
         this.acquireAutocommit = "WITH p AS MATERIALIZED (SELECT CAST(? AS bytea) AS k, CAST(? AS bytea) AS fp,"
             + " CAST(? AS timestamptz) AS now_at, CAST(? AS timestamptz) AS lease_end,"
-            + " set_config('lock_timeout', ?, true) AS applied),"
+            + " set_config('lock_timeout', ?, true) AS applied, " + traceEntry("CAST(? AS text)") + " AS trace),"
             + " cur AS (SELECT r.fencing_token, r.completed, r.fingerprint, r.expires_at, r.response_status,"
             + " r.response_headers, r.response_body, r.body_omitted FROM " + table + " r, p WHERE r.store_key = p.k),"
             + " ins AS (INSERT INTO " + table
-            + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at)"
-            + " SELECT p.k, p.fp, nextval('" + sequence + "'), 1, false, p.now_at, p.lease_end FROM p"
+            + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at, response_headers)"
+            + " SELECT p.k, p.fp, nextval('" + sequence + "'), 1, false, p.now_at, p.lease_end, p.trace FROM p"
             + " WHERE NOT EXISTS (SELECT 1 FROM cur)"
             + " ON CONFLICT (store_key) DO NOTHING RETURNING fencing_token),"
             + " tko AS (UPDATE " + table + " AS r SET fingerprint = p.fp, fencing_token = nextval('" + sequence + "'),"
             + " holder = CASE WHEN r.completed THEN 1 ELSE r.holder + 1 END, completed = false,"
-            + " acquired_at = p.now_at, expires_at = p.lease_end, response_status = NULL, response_headers = NULL,"
+            + " acquired_at = p.now_at, expires_at = p.lease_end, response_status = NULL, response_headers = p.trace,"
             + " response_body = NULL, body_omitted = NULL"
             + " FROM p WHERE r.store_key = p.k AND r.expires_at <= p.now_at"
             + " AND EXISTS (SELECT 1 FROM cur WHERE cur.expires_at <= p.now_at)"
@@ -74,26 +83,28 @@ final class PostgresSql {
         // one-statement acquire. The FROM clause sets the bounded lock_timeout (transaction-local) before
         // any row is inserted, so the wait for a key another transaction holds uncommitted is bounded.
         // Parameters: 1 lock_timeout (ms), 2 now, 3 store keys (bytea[]), 4 fingerprints (bytea[]),
-        // 5 leases (bigint[], microseconds).
+        // 5 leases (bigint[], microseconds), 6 traceparents (text[], null elements for none).
         this.insertNew = "INSERT INTO " + table
-            + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at)"
+            + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at, response_headers)"
             + " SELECT u.k, u.fp, nextval('" + sequence + "'), 1, false, p.now_at,"
-            + " p.now_at + u.lease_us * interval '1 microsecond'"
+            + " p.now_at + u.lease_us * interval '1 microsecond', " + traceEntry("u.tp")
             + " FROM (SELECT set_config('lock_timeout', ?, true) AS applied, CAST(? AS timestamptz) AS now_at) p"
-            + " CROSS JOIN unnest(CAST(? AS bytea[]), CAST(? AS bytea[]), CAST(? AS bigint[])) AS u(k, fp, lease_us)"
+            + " CROSS JOIN unnest(CAST(? AS bytea[]), CAST(? AS bytea[]), CAST(? AS bigint[]), CAST(? AS text[]))"
+            + " AS u(k, fp, lease_us, tp)"
             + " ON CONFLICT (store_key) DO NOTHING RETURNING store_key, fencing_token";
         // The locking upsert, for transactional mode (where the lock_timeout must be put back for the
         // handler's own statements) and for the rare autocommit acquire that raced another one.
-        // Parameters: 1 store_key, 2 fingerprint, 3 now, 4 lease end, 5 lock_timeout (ms).
+        // Parameters: 1 store_key, 2 fingerprint, 3 now, 4 lease end, 5 lock_timeout (ms), 6 traceparent or null.
         // The FROM clause runs before the row is inserted: it saves lock_timeout and sets the bounded
         // one (transaction-local), so the wait for a record another transaction holds uncommitted is
         // bounded; RETURNING, evaluated after that wait, puts the saved value back.
         this.acquire = "INSERT INTO " + table + " AS r"
-            + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at)"
-            + " SELECT ?, ?, nextval('" + sequence + "'), 1, false, ?, ?"
+            + " (store_key, fingerprint, fencing_token, holder, completed, acquired_at, expires_at, response_headers)"
+            + " SELECT ?, ?, nextval('" + sequence + "'), 1, false, ?, ?, l.trace"
             + " FROM (SELECT set_config('idempotency.saved_lock_timeout', current_setting('lock_timeout'), true)"
             + " AS saved) s"
-            + " CROSS JOIN LATERAL (SELECT set_config('lock_timeout', ?, true) AS applied WHERE s.saved IS NOT NULL) l"
+            + " CROSS JOIN LATERAL (SELECT set_config('lock_timeout', ?, true) AS applied, "
+            + traceEntry("CAST(? AS text)") + " AS trace WHERE s.saved IS NOT NULL) l"
             + " ON CONFLICT (store_key) DO UPDATE SET"
             + " fingerprint = CASE WHEN " + EXPIRED + " THEN EXCLUDED.fingerprint ELSE r.fingerprint END,"
             + " fencing_token = CASE WHEN NOT (" + EXPIRED + ") THEN r.fencing_token"
@@ -104,7 +115,7 @@ final class PostgresSql {
             + " acquired_at = CASE WHEN " + EXPIRED + " THEN EXCLUDED.acquired_at ELSE r.acquired_at END,"
             + " expires_at = CASE WHEN " + EXPIRED + " THEN EXCLUDED.expires_at ELSE r.expires_at END,"
             + " response_status = CASE WHEN " + EXPIRED + " THEN NULL ELSE r.response_status END,"
-            + " response_headers = CASE WHEN " + EXPIRED + " THEN NULL ELSE r.response_headers END,"
+            + " response_headers = CASE WHEN " + EXPIRED + " THEN EXCLUDED.response_headers ELSE r.response_headers END,"
             + " response_body = CASE WHEN " + EXPIRED + " THEN NULL ELSE r.response_body END,"
             + " body_omitted = CASE WHEN " + EXPIRED + " THEN NULL ELSE r.body_omitted END"
             + " RETURNING fencing_token = currval('" + sequence + "') AS acquired, fencing_token, holder, completed,"

@@ -74,9 +74,10 @@ final class PostgresTransactions {
 
         @Override
         public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease) {
-            PostgresIdempotencyStore.checkAcquire(storeKey, fingerprint, lease);
-            AcquireResult result = inTx("acquire", c -> store.acquire(c, storeKey,
-                fingerprint, lease));
+            PostgresIdempotencyStore.checkAcquire(storeKey, fingerprint, lease, null);
+            // no trace context: the in-progress record is never committed, so nobody meets it
+            AcquireResult result = inTx("acquire", c -> store.acquire(c,
+                new PostgresBatches.AcquireCall(storeKey, fingerprint, lease, null)));
             if (result instanceof AcquireResult.InProgress) {
                 status.setRollbackOnly(); // after a lock timeout the transaction is aborted anyway
             }

@@ -31,7 +31,9 @@
  *       counts as absent: the next acquire takes it over and the purge may delete it.</td></tr>
  *   <tr><td>{@code response_status}, {@code response_headers}, {@code response_body},
  *       {@code body_omitted}</td><td>smallint, text[], bytea, boolean</td><td>the stored response
- *       (null while in progress; a CHECK constraint requires them once completed). Headers are
+ *       (null while in progress, except {@code response_headers}, which then holds the holder's
+ *       {@code :trace} entry when its acquire passed one; a CHECK constraint requires them once
+ *       completed). Headers are
  *       flattened in order as {@code name, count, value...} per header, so order and repeated
  *       values survive, after two optional entries of the same shape: {@code :trace, 1, traceparent}
  *       (the executing run's trace context, with tracing on) and {@code :reason, 1, phrase} (a reason

@@ -54,6 +54,7 @@ import static dev.idempotency.store.redis.RedisRecords.checkFormat;
 import static dev.idempotency.store.redis.RedisRecords.decimal;
 import static dev.idempotency.store.redis.RedisRecords.decodeResponse;
 import static dev.idempotency.store.redis.RedisRecords.inProgressRecord;
+import static dev.idempotency.store.redis.RedisRecords.inProgressTrace;
 import static dev.idempotency.store.redis.RedisRecords.isOne;
 import static dev.idempotency.store.redis.RedisRecords.longBytes;
 import static dev.idempotency.store.redis.RedisRecords.readLong;
@@ -80,14 +81,12 @@ import static dev.idempotency.store.redis.RedisScripts.TAKE_OVER;
  *       {@code EVAL} once after the server answers {@code NOSCRIPT}), which checks the state and
  *       the fencing token before it writes.</li>
  * </ul>
- *
  * The key layout, the record's bytes, how deadlines and TTLs relate, where fencing tokens come
  * from, threads, replicas and inspection are described in this package's javadoc.
  *
- * <p>Every call completes its stage on the calling event loop or a Lettuce thread and never
- * blocks; any Redis failure, and any record that cannot be decoded, fails the stage with an
- * {@link IdempotencyStoreException}. Thread-safe: every operation is a single atomic command or
- * script on one key.
+ * <p>Every call completes its stage on the calling event loop or a Lettuce thread and never blocks;
+ * any Redis failure, and any record that cannot be decoded, fails the stage with an
+ * {@link IdempotencyStoreException}. Thread-safe: each operation is one atomic command or script on one key.
  */
 public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspection, AutoCloseable {
 
@@ -102,8 +101,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
     private final RedisConnector connector;
     private final RedisInspection inspection;
     private final String description;
-    /** Whether the server takes SET with NX and GET together (Redis 7.0+); learnt from the first refusal. */
-    private volatile boolean setNxGet = true;
+    private volatile boolean setNxGet = true; // SET with NX and GET together (Redis 7.0+), until the first refusal
     /** The {@code WAIT} behind each write, or {@code null} when {@code wait-replicas} is 0. */
     private final ReplicaWait replicaWait;
     /** Writes kept although fewer replicas than {@code wait-replicas} confirmed them. */
@@ -191,6 +189,13 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
 
     @Override
     public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
+        return acquire(storeKey, fingerprint, lease, null);
+    }
+
+    @Override
+    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease,
+                                                  String traceparent) {
+        IdempotencyStore.checkTraceparent(traceparent);
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Checks.positive(lease, "lease");
@@ -199,7 +204,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
         }
         long now = clock.millis();
         long token = (now << 10) | ThreadLocalRandom.current().nextInt(1024);
-        byte[] record = inProgressRecord(token, now + lease.toMillis(), fingerprint);
+        byte[] record = inProgressRecord(token, now + lease.toMillis(), fingerprint, traceparent);
         byte[] key = keys.record(storeKey);
         long ttl = lease.plus(lateCompletionWindow).toMillis();
         // the connection of the calling thread; the take-over below follows on the same one, not on
@@ -393,7 +398,7 @@ public final class RedisIdempotencyStore implements IdempotencyStore, StoreInspe
             return new AcquireResult.Mismatch();
         }
         if (state == IN_PROGRESS) {
-            return new AcquireResult.InProgress(Duration.ofMillis(deadline - now));
+            return new AcquireResult.InProgress(Duration.ofMillis(deadline - now), inProgressTrace(record, FINGERPRINT + n));
         }
         return new AcquireResult.Replay(decodeResponse(keys.recordText(storeKey), record, FINGERPRINT + n));
     }

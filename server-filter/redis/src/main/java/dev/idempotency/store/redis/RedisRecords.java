@@ -34,8 +34,20 @@ final class RedisRecords {
 
     static final int FINGERPRINT = 20;
 
-    static byte[] inProgressRecord(long token, long deadline, byte[] fingerprint) {
-        byte[] r = new byte[FINGERPRINT + fingerprint.length];
+    /** The length of a W3C {@code traceparent}, version 00. */
+    static final int TRACEPARENT_LENGTH = 55;
+
+    /**
+     * @param traceparent the holder's trace context, kept after the fingerprint (CONTRACT O4), or
+     *     {@code null}: a completion, a release and a takeover cut the record at the fingerprint's end,
+     *     and a reader of an earlier version ignores what follows it
+     */
+    static byte[] inProgressRecord(long token, long deadline, byte[] fingerprint, String traceparent) {
+        int traced = traceparent == null ? 0 : traceparent.length();
+        byte[] r = new byte[FINGERPRINT + fingerprint.length + traced];
+        if (traced > 0) {
+            System.arraycopy(traceparent.getBytes(StandardCharsets.US_ASCII), 0, r, FINGERPRINT + fingerprint.length, traced);
+        }
         r[0] = FORMAT;
         r[STATE] = IN_PROGRESS;
         writeLong(r, TOKEN, token);
@@ -44,6 +56,14 @@ final class RedisRecords {
         r[FINGERPRINT_LENGTH + 1] = (byte) fingerprint.length;
         System.arraycopy(fingerprint, 0, r, FINGERPRINT, fingerprint.length);
         return r;
+    }
+
+    /** @return the trace context an in-progress record keeps after its fingerprint, or {@code null} */
+    static String inProgressTrace(byte[] record, int fingerprintEnd) {
+        if (record.length - fingerprintEnd != TRACEPARENT_LENGTH) {
+            return null;
+        }
+        return new String(record, fingerprintEnd, TRACEPARENT_LENGTH, StandardCharsets.US_ASCII);
     }
 
     static StoredResponse decodeResponse(String where, byte[] record, int at) throws IOException {

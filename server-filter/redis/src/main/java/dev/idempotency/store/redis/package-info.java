@@ -21,8 +21,10 @@
  *               retention's end once completed
  *     18     2  fingerprint length n
  *     20     n  fingerprint
- *   20+n  rest  completed records only: the response in {@code StoredResponseCodec}'s form
- *               (status, omitted flag, header block, body exactly as sent)
+ *   20+n  rest  completed records: the response in {@code StoredResponseCodec}'s form
+ *               (status, omitted flag, header block, body exactly as sent); in progress: the
+ *               holder's W3C traceparent (55 ASCII bytes) when its acquire passed one (CONTRACT
+ *               O4), else nothing. Completion, release and takeover cut the record at 20+n.
  * </pre>
  * A released record ('R') is a tombstone that keeps the last fencing token, so the next acquire
  * of the key continues above it.

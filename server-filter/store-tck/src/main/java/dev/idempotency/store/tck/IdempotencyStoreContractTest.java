@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The contract every {@link IdempotencyStore} must pass (CONTRACT S17). Extend it, return the
@@ -267,6 +268,64 @@ public abstract class IdempotencyStoreContractTest extends InspectionAndStepsCon
             AcquireResult.Replay replay = (AcquireResult.Replay) acquire(key, fingerprint("a"), LEASE);
             assertThat(replay.response()).isEqualTo(stored);
             assertThat(replay.response().traceparent()).isEqualTo(trace);
+        }
+    }
+
+    @Test
+    @DisplayName("O4: the holder's traceparent is kept with its in-progress record, for a 409's link; a takeover"
+        + " replaces it, a completion drops it")
+    void inProgressKeepsTraceparent() throws Exception {
+        String first = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        String second = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
+        String key = newKey();
+        assertThat(join(store.acquire(key, fingerprint("a"), LEASE, first))).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(((AcquireResult.InProgress) acquire(key, fingerprint("a"), LEASE)).traceparent()).isEqualTo(first);
+        assertThat(acquire(key, fingerprint("b"), LEASE)).isInstanceOf(AcquireResult.Mismatch.class);
+
+        clock.advance(LEASE.plusSeconds(1)); // the lease ends: the takeover's trace replaces the first
+        AcquireResult.Acquired takeover = (AcquireResult.Acquired) join(store.acquire(key, fingerprint("a"), LEASE, second));
+        assertThat(takeover.takeover()).isTrue();
+        assertThat(renew(key, takeover.fencingToken(), LEASE)).isTrue();
+        assertThat(((AcquireResult.InProgress) join(store.acquire(key, fingerprint("a"), LEASE, first))).traceparent())
+            .isEqualTo(second);
+        complete(key, takeover.fencingToken(), response(201, "made"), RETENTION);
+        assertThat(((AcquireResult.Replay) acquire(key, fingerprint("a"), LEASE)).response().traceparent()).isNull();
+
+        String untraced = newKey();
+        acquired(untraced, fingerprint("a"));
+        assertThat(((AcquireResult.InProgress) acquire(untraced, fingerprint("a"), LEASE)).traceparent()).isNull();
+        assertThatThrownBy(() -> store.acquire(newKey(), fingerprint("a"), LEASE, "00-not-a-trace"))
+            .isInstanceOf(IllegalArgumentException.class);
+
+        // many at once, as a store that batches its calls sends them: each record keeps its own
+        int n = 16;
+        List<String> keys = new ArrayList<>();
+        List<String> traces = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            keys.add(newKey());
+            traces.add(String.format("00-%032x-%016x-01", i + 1, i + 1));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            List<Future<AcquireResult>> created = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int at = i;
+                created.add(pool.submit(() -> join(store.acquire(keys.get(at), fingerprint("a"), LEASE, traces.get(at)))));
+            }
+            for (Future<AcquireResult> f : created) {
+                assertThat(f.get(30, TimeUnit.SECONDS)).isInstanceOf(AcquireResult.Acquired.class);
+            }
+            List<Future<AcquireResult>> met = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int at = i;
+                met.add(pool.submit(() -> acquire(keys.get(at), fingerprint("a"), LEASE)));
+            }
+            for (int i = 0; i < n; i++) {
+                assertThat(((AcquireResult.InProgress) met.get(i).get(30, TimeUnit.SECONDS)).traceparent())
+                    .isEqualTo(traces.get(i));
+            }
+        } finally {
+            pool.shutdownNow();
         }
     }
 

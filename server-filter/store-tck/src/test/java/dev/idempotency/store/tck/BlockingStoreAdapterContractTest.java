@@ -58,6 +58,12 @@ class BlockingStoreAdapterContractTest extends IdempotencyStoreContractTest {
         }
 
         @Override
+        public AcquireResult acquire(String storeKey, byte[] fingerprint, Duration lease, String traceparent) {
+            enter();
+            return delegate.acquire(storeKey, fingerprint, lease, traceparent).toCompletableFuture().join();
+        }
+
+        @Override
         public boolean complete(String storeKey, long fencingToken, StoredResponse response, Duration retention) {
             enter();
             return delegate.complete(storeKey, fencingToken, response, retention).toCompletableFuture().join();

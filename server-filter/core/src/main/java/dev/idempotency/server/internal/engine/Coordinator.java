@@ -111,7 +111,7 @@ public final class Coordinator {
             // the server is shutting down and will not run the next attempt: the 409 now, not a
             // request that is never answered
         }
-        report.outcome(IdempotencyOutcome.CONFLICT, ex);
+        report.conflict(ex, inProgress);
         return CompletableFuture.completedFuture(
             responses.inProgress(ex.policy().latency().retryAfter(ex.policy().lease(), inProgress.remainingLease(),
                 config.getInFlightRetryAfterMin(), config.getInFlightRetryAfterMax())));

@@ -53,8 +53,10 @@ final class LeasedMode implements ExecutionMode {
 
     @Override
     public CompletionStage<Attempt> attempt(Exchange ex) {
-        CompletableFuture<AcquireResult> acquired = calls.acquire(ex.context(),
-            () -> store.acquire(ex.key().storeKey(), ex.fingerprint(), ex.policy().lease()));
+        String traceparent = report.traceparent(ex); // kept with the record, for a 409's link (CONTRACT O4)
+        CompletableFuture<AcquireResult> acquired = calls.acquire(ex.context(), () -> traceparent == null
+            ? store.acquire(ex.key().storeKey(), ex.fingerprint(), ex.policy().lease())
+            : store.acquire(ex.key().storeKey(), ex.fingerprint(), ex.policy().lease(), traceparent));
         // one stage for the whole attempt, completed by callbacks: a chain of stages would cost a
         // stage and a completion for every step of every request
         CompletableFuture<Attempt> attempt = new CompletableFuture<>();

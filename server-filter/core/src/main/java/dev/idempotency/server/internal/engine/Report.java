@@ -5,6 +5,7 @@ import dev.idempotency.server.IdempotencyOutcome;
 import dev.idempotency.server.IdempotencyOutcomeEvent;
 import dev.idempotency.server.internal.telemetry.IdempotencyMetrics;
 import dev.idempotency.server.internal.telemetry.RequestTracing;
+import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.StoreType;
 import dev.idempotency.server.store.StoredResponse;
@@ -59,8 +60,22 @@ public final class Report {
     void replayed(Exchange ex, StoredResponse response) {
         outcome(IdempotencyOutcome.REPLAYED, "", ex);
         if (tracing != null) {
-            tracing.replayOf(ex.context(), response);
+            tracing.linkTo(ex.context(), response.traceparent(), RequestTracing.REPLAY_OF);
         }
+    }
+
+    /** A 409: the outcome, and the link from this request's span to the run in progress, when its record kept it. */
+    void conflict(Exchange ex, AcquireResult.InProgress inProgress) {
+        outcome(IdempotencyOutcome.CONFLICT, "", ex);
+        if (tracing != null) {
+            tracing.linkTo(ex.context(), inProgress.traceparent(), RequestTracing.IN_PROGRESS);
+        }
+    }
+
+    /** @return this request's trace context to keep with its in-progress record, or {@code null} without tracing */
+    @Nullable
+    String traceparent(Exchange ex) {
+        return tracing == null ? null : tracing.traceparent(ex.context());
     }
 
     /** @return the span of the durable step {@code name} of this execution (CONTRACT O4), a no-op without tracing */
@@ -73,7 +88,7 @@ public final class Report {
         if (tracing == null || stored == null) {
             return stored;
         }
-        String traceparent = tracing.traceparent(ex.context());
+        String traceparent = traceparent(ex);
         return traceparent == null ? stored : stored.withTraceparent(traceparent);
     }
 

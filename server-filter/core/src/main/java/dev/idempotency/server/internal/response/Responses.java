@@ -7,7 +7,6 @@ import dev.idempotency.server.ProblemCode;
 import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.http.HttpHeaders;
-import io.micronaut.http.HttpResponse;
 import io.micronaut.http.MutableHttpResponse;
 import jakarta.inject.Singleton;
 

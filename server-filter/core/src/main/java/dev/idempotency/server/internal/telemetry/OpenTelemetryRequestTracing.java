@@ -1,7 +1,6 @@
 package dev.idempotency.server.internal.telemetry;
 
 import dev.idempotency.server.IdempotencyOutcome;
-import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.propagation.PropagatedContext;
@@ -62,8 +61,7 @@ final class OpenTelemetryRequestTracing implements RequestTracing {
     }
 
     @Override
-    public void replayOf(PropagatedContext context, StoredResponse replayed) {
-        String traceparent = replayed.traceparent();
+    public void linkTo(PropagatedContext context, @Nullable String traceparent, String reason) {
         Span span = span(context);
         if (traceparent == null || !span.isRecording()) {
             return;
@@ -72,7 +70,7 @@ final class OpenTelemetryRequestTracing implements RequestTracing {
         String traceId = traceparent.substring(3, 35);
         SpanContext original = SpanContext.createFromRemoteParent(traceId, traceparent.substring(36, 52),
             TraceFlags.fromHex(traceparent, 53), TraceState.getDefault());
-        span.addLink(original, Attributes.of(LINK_REASON, "replay-of"));
+        span.addLink(original, Attributes.of(LINK_REASON, reason));
         span.setAttribute(ORIGINAL_TRACE_ID, traceId);
     }
 

@@ -1,7 +1,6 @@
 package dev.idempotency.server.internal.telemetry;
 
 import dev.idempotency.server.IdempotencyOutcome;
-import dev.idempotency.server.store.StoredResponse;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
 import io.micronaut.core.propagation.PropagatedContext;
@@ -23,8 +22,21 @@ public interface RequestTracing {
     void outcome(PropagatedContext context, IdempotencyOutcome outcome, @Nullable String keyHash, String route,
                  String store);
 
-    /** Links the request's span to the run that executed {@code replayed}, when its record kept that run's trace context. */
-    void replayOf(PropagatedContext context, StoredResponse replayed);
+    /**
+     * Links the request's span to the run that does or did the work: the one that executed a
+     * replayed response ({@link #REPLAY_OF}) or the one still running that a 409 waits for
+     * ({@link #IN_PROGRESS}). Does nothing when {@code traceparent} is {@code null} (the record kept none).
+     *
+     * @param traceparent that run's trace context, as its record kept it
+     * @param reason      the link's {@code idempotency.link} attribute
+     */
+    void linkTo(PropagatedContext context, @Nullable String traceparent, String reason);
+
+    /** The reason of a replay's link: the linked span executed the operation. */
+    String REPLAY_OF = "replay-of";
+
+    /** The reason of a 409's link: the linked span is running the operation. */
+    String IN_PROGRESS = "in-progress";
 
     /**
      * Starts the span of a store call, a child of the request's span: {@code idempotency.acquire},

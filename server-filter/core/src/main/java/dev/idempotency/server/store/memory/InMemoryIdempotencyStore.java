@@ -1,7 +1,6 @@
 package dev.idempotency.server.store.memory;
 
 import dev.idempotency.server.Checks;
-import dev.idempotency.server.internal.util.HexDigits;
 import dev.idempotency.server.store.AcquireResult;
 import dev.idempotency.server.store.IdempotencyStore;
 import dev.idempotency.server.store.IdempotencyStoreException;
@@ -16,10 +15,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +25,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -155,6 +150,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
 
     @Override
     public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease) {
+        return acquire(storeKey, fingerprint, lease, null);
+    }
+
+    @Override
+    public CompletionStage<AcquireResult> acquire(String storeKey, byte[] fingerprint, Duration lease, String traceparent) {
+        IdempotencyStore.checkTraceparent(traceparent);
         Objects.requireNonNull(storeKey, "storeKey");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Checks.positive(lease, "lease");
@@ -167,7 +168,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
                 created.takeover = found != null && !found.completed();
                 // a record keeps its map node's own key object: the one in hand is a copy of it
                 created.entry = new MemoryEntry(found == null ? key : found.key, fingerprint.clone(), fingerprint.length,
-                    tokens.incrementAndGet(), now, leaseEnd);
+                    tokens.incrementAndGet(), now, leaseEnd, traceparent);
                 long replaced = found == null ? 0 : found.weight;
                 created.occupancy = add(found == null ? 1 : 0, created.entry.weight - replaced);
                 return created.entry;
@@ -192,7 +193,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
         } else if (existing.completed()) {
             answer = new AcquireResult.Replay(existing.response());
         } else {
-            answer = new AcquireResult.InProgress(Duration.ofMillis(existing.deadline - now));
+            answer = new AcquireResult.InProgress(Duration.ofMillis(existing.deadline - now), existing.traceparent);
         }
         return CompletableFuture.completedFuture(answer);
     }
@@ -261,7 +262,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreIn
             if (existing.isHeldWith(fencingToken)) {
                 done[0] = true;
                 return new MemoryEntry(existing.key, existing.data, existing.fingerprintLength, fencingToken,
-                    existing.acquiredAt, leaseEnd);
+                    existing.acquiredAt, leaseEnd, existing.traceparent);
             }
             return existing;
         });

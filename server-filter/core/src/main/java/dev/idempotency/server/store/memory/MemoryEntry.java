@@ -10,7 +10,8 @@ import java.util.Arrays;
 /**
  * One record, immutable: {@code data} holds the fingerprint ({@code fingerprintLength} bytes)
  * and, once completed, the encoded response after it; in progress, {@code deadline} is the
- * lease's end. Identity tells a record from a later one of the same key.
+ * lease's end, and {@code traceparent} the holder's trace context when it passed one (CONTRACT O4).
+ * Identity tells a record from a later one of the same key.
  */
 final class MemoryEntry {
     final Object key;
@@ -20,15 +21,22 @@ final class MemoryEntry {
     final long acquiredAt;
     final long deadline;
     final long weight;
+    final String traceparent;
 
     MemoryEntry(Object key, byte[] data, int fingerprintLength, long token, long acquiredAt, long deadline) {
+        this(key, data, fingerprintLength, token, acquiredAt, deadline, null);
+    }
+
+    MemoryEntry(Object key, byte[] data, int fingerprintLength, long token, long acquiredAt, long deadline,
+                String traceparent) {
         this.key = key;
         this.data = data;
         this.fingerprintLength = fingerprintLength;
         this.token = token;
         this.acquiredAt = acquiredAt;
         this.deadline = deadline;
-        this.weight = InMemoryIdempotencyStore.weight(key, data);
+        this.traceparent = traceparent;
+        this.weight = InMemoryIdempotencyStore.weight(key, data) + (traceparent == null ? 0 : traceparent.length());
     }
 
     boolean isExpired(long now) {
