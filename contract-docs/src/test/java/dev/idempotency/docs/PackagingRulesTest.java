@@ -125,6 +125,8 @@ class PackagingRulesTest {
         "IdempotentRequest -> Keys", "a caller-given key is checked by the same rules as a derived one",
         "IdempotentConsumer -> MessagingMetrics", "the consumer counts its outcomes (not API: Micrometer stays optional)",
         "IdempotentConsumer -> TraceContext", "the consumer continues the publisher's trace (M11)",
+        "IdempotentConsumer -> ConsumerTracing", "the consumer's delivery span (O4; not API: OpenTelemetry stays optional)",
+        "IdempotentConsumers -> ConsumerTracing", "the factory hands each consumer the tracing",
         "IdempotentConsumers -> MessagingMetrics", "the factory hands each consumer the metrics",
         "OutboxRelay -> MessagingMetrics", "the relay counts deliveries",
         "ReceivedMessage -> TraceContext", "a received message reads its traceparent");

@@ -1,5 +1,6 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.ConsumerTracing;
 import dev.idempotency.messaging.internal.MessagingMetrics;
 import dev.idempotency.messaging.internal.TraceContext;
 import dev.idempotency.server.store.AcquireResult;
@@ -64,13 +65,21 @@ public final class IdempotentConsumer {
     private final IdempotencyStore store;
     private final ScheduledExecutorService timer;
     private final MessagingMetrics metrics;
+    private final ConsumerTracing tracing;
 
     IdempotentConsumer(ConsumerSettings settings, IdempotencyStore store, ScheduledExecutorService timer,
                        MessagingMetrics metrics) {
+        this(settings, store, timer, metrics, null);
+    }
+
+    /** @param tracing the delivery spans (CONTRACT O4), or {@code null} without OpenTelemetry */
+    IdempotentConsumer(ConsumerSettings settings, IdempotencyStore store, ScheduledExecutorService timer,
+                       MessagingMetrics metrics, ConsumerTracing tracing) {
         this.settings = settings;
         this.store = store;
         this.timer = timer;
         this.metrics = metrics;
+        this.tracing = tracing;
         if (settings.transactional() && !(store instanceof TransactionalIdempotencyStore)) {
             throw new IllegalStateException("consumer '" + settings.name() + "' is transactional, but the idempotency"
                 + " store (" + store.getClass().getSimpleName() + ") has no transactions: use the PostgreSQL store, or"
@@ -107,6 +116,7 @@ public final class IdempotentConsumer {
         }
         String key = recordKey(message.messageId());
         byte[] fingerprint = fingerprint(message);
+        ConsumerTracing.DeliverySpan span = span(message, key);
         CompletableFuture<AcquireResult> acquired;
         try {
             acquired = store.acquire(key, fingerprint, settings.lease()).toCompletableFuture();
@@ -118,10 +128,10 @@ public final class IdempotentConsumer {
                 return done(notAnswered(message, failure));
             }
             if (result instanceof AcquireResult.Acquired a) {
-                return run(message, handler, key, a.fencingToken());
+                return run(message, handler, key, a.fencingToken(), span);
             }
             return done(answer(message, result));
-        }).thenCompose(d -> d).thenApply(this::counted);
+        }).thenCompose(d -> d).thenApply(d -> counted(d, span));
     }
 
     /**
@@ -137,6 +147,7 @@ public final class IdempotentConsumer {
         String key = recordKey(message.messageId());
         byte[] fingerprint = fingerprint(message);
         TransactionalIdempotencyStore tx = (TransactionalIdempotencyStore) store;
+        ConsumerTracing.DeliverySpan span = span(message, key);
         CompletableFuture<Disposition> done;
         try {
             done = tx.inTransaction(t -> {
@@ -145,7 +156,7 @@ public final class IdempotentConsumer {
                     t.setRollbackOnly();
                     return answer(message, result);
                 }
-                try (MDC.MDCCloseable trace = traced(message)) {
+                try (MDC.MDCCloseable trace = traced(message); ConsumerTracing.Current current = span.current()) {
                     handler.handle(message);
                 } catch (RuntimeException e) {
                     throw new HandlerFailure(e);
@@ -168,18 +179,20 @@ public final class IdempotentConsumer {
             }
             Throwable cause = unwrap(failure);
             if (cause instanceof HandlerFailure h) {
+                span.handlerFailed(h.getCause());
                 return failed(message, h.getCause());
             }
             return notAnswered(message, cause);
-        }).thenApply(this::counted);
+        }).thenApply(d -> counted(d, span));
     }
 
-    private CompletableFuture<Disposition> run(ReceivedMessage message, MessageHandler handler, String key, long token) {
+    private CompletableFuture<Disposition> run(ReceivedMessage message, MessageHandler handler, String key, long token,
+                                               ConsumerTracing.DeliverySpan span) {
         long period = Math.max(1, settings.lease().toMillis() / 3);
         ScheduledFuture<?> renewal = timer.scheduleAtFixedRate(() -> renew(key, token), period, period,
             TimeUnit.MILLISECONDS);
         CompletableFuture<Void> handled;
-        try (MDC.MDCCloseable trace = traced(message)) {
+        try (MDC.MDCCloseable trace = traced(message); ConsumerTracing.Current current = span.current()) {
             handled = handler.handle(message).toCompletableFuture();
         } catch (RuntimeException e) {
             handled = CompletableFuture.failedFuture(e);
@@ -190,6 +203,7 @@ public final class IdempotentConsumer {
                 return storeOutcome(message, key, token, 1);
             }
             Throwable cause = unwrap(failure);
+            span.handlerFailed(cause);
             CompletableFuture<Boolean> released;
             try {
                 released = store.release(key, token).toCompletableFuture();
@@ -294,9 +308,15 @@ public final class IdempotentConsumer {
         return new Disposition.Retry(wait, cause.toString(), true, DeliveryOutcome.RETRIED);
     }
 
-    private Disposition counted(Disposition d) {
+    private Disposition counted(Disposition d, ConsumerTracing.DeliverySpan span) {
         metrics.delivery(settings.name(), d.outcome());
+        span.end(d);
         return d;
+    }
+
+    /** @return the delivery's span (CONTRACT O4), or one that records nothing without tracing */
+    private ConsumerTracing.DeliverySpan span(ReceivedMessage message, String key) {
+        return tracing == null ? ConsumerTracing.DeliverySpan.NONE : tracing.start(settings.name(), message, key.substring(0, 12));
     }
 
     /** The message's fingerprint: a version byte, then SHA-256 of its body. */

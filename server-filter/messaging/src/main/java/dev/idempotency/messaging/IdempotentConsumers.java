@@ -1,9 +1,11 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.messaging.internal.ConsumerTracing;
 import dev.idempotency.messaging.internal.MessagingMetrics;
 import dev.idempotency.server.store.IdempotencyStore;
 import io.micronaut.context.BeanLocator;
 import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.core.annotation.Nullable;
 import io.micronaut.inject.qualifiers.Qualifiers;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
@@ -23,12 +25,15 @@ public final class IdempotentConsumers implements AutoCloseable {
     private final IdempotencyStore store;
     private final MessagingMetrics metrics;
     private final BeanLocator beans;
+    private final ConsumerTracing tracing;
     private ScheduledExecutorService timer; // guarded by this
 
-    IdempotentConsumers(IdempotencyStore store, MessagingMetrics metrics, BeanLocator beans) {
+    IdempotentConsumers(IdempotencyStore store, MessagingMetrics metrics, BeanLocator beans,
+                        @Nullable ConsumerTracing tracing) {
         this.store = store;
         this.metrics = metrics;
         this.beans = beans;
+        this.tracing = tracing;
     }
 
     /**
@@ -52,7 +57,7 @@ public final class IdempotentConsumers implements AutoCloseable {
      * @throws IllegalStateException when it is transactional and the store has no transactions
      */
     public IdempotentConsumer consumer(ConsumerSettings settings) {
-        return new IdempotentConsumer(settings, store, timer(), metrics);
+        return new IdempotentConsumer(settings, store, timer(), metrics, tracing);
     }
 
     private synchronized ScheduledExecutorService timer() {
