@@ -6,6 +6,7 @@ import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.testsupport.Http;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -271,6 +272,34 @@ public abstract class RollingRestartSuite {
             assertThat(r.state()).isEqualTo(RecordInfo.State.COMPLETED);
             assertThat(r.status()).isEqualTo(200);
         });
+    }
+
+    @Test
+    @DisplayName("O4: across two instances on the shared store, a 409 on one links to the run in progress on the"
+        + " other (leased mode), and the replay to the span that executed the operation")
+    void spansLinkAcrossInstances() throws Exception {
+        TckTracing.EXPORTER.reset();
+        Instance first = start("a", true);
+        Instance second = start("b", true);
+        String k = key();
+        CompletableFuture<HttpResponse<byte[]>> original = startHeld(first, "/rr/orders", k);
+        assertThat(second.http().postJson("/rr/orders", k, "{}").statusCode()).isEqualTo(409);
+        first.api().gate.countDown();
+        HttpResponse<byte[]> done = original.get(10, TimeUnit.SECONDS);
+        assertReplayOf(second.http().postJson("/rr/orders", k, "{}"), done);
+
+        SpanData executed = TckTracing.span("executed");
+        SpanData replayed = TckTracing.span("replayed");
+        SpanData conflict = TckTracing.span("conflict");
+        TckTracing.assertLinked(replayed, executed, "replay-of");
+        if (transactional()) {
+            // the holder's row is uncommitted: the 409 is a lock wait that ran out, with nothing to link to
+            assertThat(conflict.getLinks()).isEmpty();
+        } else {
+            TckTracing.assertLinked(conflict, executed, "in-progress");
+        }
+        assertThat(executed.getAttributes().get(TckTracing.STORE)).isIn("redis", "postgres")
+            .isEqualTo(replayed.getAttributes().get(TckTracing.STORE));
     }
 
     @Test

@@ -16,15 +16,15 @@ import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
-import jakarta.inject.Singleton;
 
 /**
  * The request's span, as Micronaut's OpenTelemetry server filter put it in the request's
  * propagated context, gets the O4 attributes; a replay's span links to the span that executed
  * the operation. A request without a recording span (tracing off for its path, not sampled) costs
- * a lookup and nothing else.
+ * a lookup and nothing else. Made with the application context, not on the first request: building
+ * the OpenTelemetry SDK reads files, which must not happen on an event loop.
  */
-@Singleton
+@io.micronaut.context.annotation.Context
 @Requires(classes = {Span.class, OpenTelemetryPropagationContext.class})
 @Requires(beans = OpenTelemetry.class)
 final class OpenTelemetryRequestTracing implements RequestTracing {
