@@ -2,12 +2,16 @@ package dev.idempotency.client;
 
 import dev.idempotency.client.ClientTestApi.NewPayment;
 import dev.idempotency.client.ClientTestApi.Payment;
+import dev.idempotency.context.OperationContext;
 import io.micronaut.context.annotation.Bean;
 import io.micronaut.context.annotation.Factory;
 import io.micronaut.context.annotation.Property;
 import io.micronaut.context.annotation.Requires;
+import io.micronaut.core.propagation.PropagatedContext;
+import io.micronaut.http.client.HttpClient;
 import io.micronaut.test.extensions.junit5.annotation.MicronautTest;
 import io.micronaut.test.support.TestPropertyProvider;
+import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
@@ -48,6 +52,9 @@ class ClientTracingTest implements TestPropertyProvider {
     @Inject
     @Named("traced")
     IdempotentClient client;
+    @Inject
+    OpenTelemetry openTelemetry;
+    private String baseUrl;
 
     @Override
     public Map<String, String> getProperties() {
@@ -57,8 +64,8 @@ class ClientTracingTest implements TestPropertyProvider {
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
-        return Map.of("micronaut.server.port", String.valueOf(port),
-            "micronaut.http.services.traced.url", "http://127.0.0.1:" + port);
+        baseUrl = "http://127.0.0.1:" + port;
+        return Map.of("micronaut.server.port", String.valueOf(port), "micronaut.http.services.traced.url", baseUrl);
     }
 
     @Test
@@ -95,6 +102,48 @@ class ClientTracingTest implements TestPropertyProvider {
             assertThat(e.getAttributes().get(AttributeKey.stringKey("idempotency.retry.reason"))).contains("503");
             assertThat(e.getAttributes().get(AttributeKey.longKey("idempotency.retry.wait_ms"))).isNotNull();
         });
+    }
+
+    @Test
+    @DisplayName("O4/C11: a call made inside a server operation carries the step its key was derived from and the"
+        + " operation's key hash")
+    void derivedCallNamesItsStep() {
+        EXPORTER.reset();
+        String operationId = "ab12cd34ef56" + "0".repeat(52);
+        try (PropagatedContext.Scope ignored = PropagatedContext.getOrEmpty().plus(OperationContext.start(operationId))
+            .propagate()) {
+            IdempotentResult<Payment> result = client.execute(IdempotentRequest.post("/c/flaky/0",
+                new NewPayment(100, "EUR")).step("charge-card"), Payment.class);
+            assertThat(OperationContext.isDerived(result.key())).isTrue();
+        }
+        SpanData operation = spans("idempotency.client.operation").get(0);
+        assertThat(operation.getAttributes().get(AttributeKey.stringKey("idempotency.step.name"))).isEqualTo("charge-card");
+        assertThat(operation.getAttributes().get(AttributeKey.stringKey("idempotency.parent.key_hash")))
+            .isEqualTo("ab12cd34ef56");
+    }
+
+    @Test
+    @DisplayName("O4: a client made with IdempotentClient.create(...) traces through GlobalOpenTelemetry, looked up"
+        + " when each operation starts")
+    void handMadeClientUsesTheGlobalOpenTelemetry() {
+        EXPORTER.reset();
+        GlobalOpenTelemetry.resetForTest();
+        try (HttpClient http = HttpClient.create(java.net.URI.create(baseUrl).toURL())) {
+            IdempotentClient handMade = IdempotentClient.create(http); // before the SDK is registered
+            GlobalOpenTelemetry.set(openTelemetry);
+            IdempotentResult<Payment> result = handMade.execute(IdempotentRequest.post("/c/flaky/1",
+                new NewPayment(100, "EUR")), Payment.class);
+            assertThat(result.attempts()).isEqualTo(2);
+        } catch (java.net.MalformedURLException e) {
+            throw new IllegalStateException(e);
+        } finally {
+            GlobalOpenTelemetry.resetForTest();
+        }
+        SpanData operation = spans("idempotency.client.operation").get(0);
+        assertThat(operation.getAttributes().get(AttributeKey.longKey("idempotency.attempts"))).isEqualTo(2);
+        assertThat(spans("idempotency.client.attempt")).hasSize(2)
+            .allSatisfy(a -> assertThat(a.getParentSpanId()).isEqualTo(operation.getSpanId()));
+        assertThat(operation.getAttributes().get(AttributeKey.stringKey("idempotency.step.name"))).isNull();
     }
 
     private static List<SpanData> spans(String name) {

@@ -52,6 +52,8 @@ abstract class AttemptLoop<R> {
     final IdempotentClientConfig config;
     private final ClientMetrics metrics;
     final String key;
+    /** Where the key came from: derived (C11) or not, for the operation's span. */
+    private final Keys.Chosen chosen;
     final String headerValue;
     final Instant deadline;
     final Retry.AsyncContext<Attempt> engine;
@@ -63,11 +65,12 @@ abstract class AttemptLoop<R> {
     /** The operation's span, started with its first attempt (CONTRACT O4). */
     private ClientTracing.OperationSpan span = ClientTracing.OperationSpan.NONE;
 
-    AttemptLoop(DefaultIdempotentClient client, String key, String target, boolean replayable) {
+    AttemptLoop(DefaultIdempotentClient client, Keys.Chosen chosen, String target, boolean replayable) {
         this.client = client;
         this.config = client.config();
         this.metrics = client.metrics;
-        this.key = key;
+        this.chosen = chosen;
+        this.key = chosen.key();
         this.headerValue = Keys.headerValue(key, config.keyFormat());
         this.deadline = config.clock().instant().plus(config.deadline());
         this.engine = client.retry().asyncContext();
@@ -110,7 +113,7 @@ abstract class AttemptLoop<R> {
                 return;
             }
             if (attempts == 0) {
-                span = client.tracing.start(describe(), key);
+                span = client.tracing.start(describe(), key, chosen.step(), chosen.operationId());
             }
             attempts++;
             metrics.attempt();

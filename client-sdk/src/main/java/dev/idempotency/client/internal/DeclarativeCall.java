@@ -2,6 +2,7 @@ package dev.idempotency.client.internal;
 
 import dev.idempotency.client.IdempotentCall;
 import dev.idempotency.client.IdempotentResult;
+import dev.idempotency.client.internal.policy.Keys;
 import io.micronaut.aop.InterceptedMethod;
 import io.micronaut.aop.MethodInterceptor;
 import io.micronaut.aop.MethodInvocationContext;
@@ -38,7 +39,7 @@ public final class DeclarativeCall {
     @Nullable
     private final KotlinInterceptedMethod suspended;
     private final ConversionService conversionService;
-    private final String key;
+    private final Keys.Chosen key;
     private final String headerName;
     private final String budgetTarget;
     private volatile String headerValue;
@@ -46,7 +47,7 @@ public final class DeclarativeCall {
     private volatile HttpResponse<?> lastResponse;
 
     public DeclarativeCall(MethodInvocationContext<Object, Object> context, MethodInterceptor<Object, Object> interceptor,
-                    InterceptedMethod intercepted, ConversionService conversionService, String key, String headerName,
+                    InterceptedMethod intercepted, ConversionService conversionService, Keys.Chosen key, String headerName,
                     String budgetTarget) {
         this.context = context;
         this.interceptor = interceptor;
@@ -66,6 +67,11 @@ public final class DeclarativeCall {
     }
 
     public String key() {
+        return key.key();
+    }
+
+    /** @return the key and, when derived, where from */
+    Keys.Chosen chosenKey() {
         return key;
     }
 

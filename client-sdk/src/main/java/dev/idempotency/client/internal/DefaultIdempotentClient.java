@@ -61,7 +61,7 @@ public final class DefaultIdempotentClient implements IdempotentClient {
      * @param config the settings
      */
     public DefaultIdempotentClient(HttpClient http, IdempotentClientConfig config) {
-        this(http, config, ClientTracing.NONE);
+        this(http, config, ClientTracing.global());
     }
 
     /**
@@ -114,7 +114,7 @@ public final class DefaultIdempotentClient implements IdempotentClient {
     public <T> CompletableFuture<IdempotentResult<T>> executeAsync(IdempotentRequest operation, Argument<T> bodyType) {
         Objects.requireNonNull(operation, "operation");
         Objects.requireNonNull(bodyType, "bodyType");
-        String key;
+        Keys.Chosen key;
         try {
             // C1: made once per logical operation, BEFORE the first attempt, reused by every retry;
             // C11: inside an operation under the filter, derived from it and the call's step

@@ -70,7 +70,7 @@ final class IdempotentCallInterceptor implements MethodInterceptor<Object, Objec
         String name = context.stringValue(IdempotentCall.class).filter(n -> !n.isBlank()).orElse(DEFAULT);
         DefaultIdempotentClient engine = engine(name);
         IdempotentClientConfig config = engine.config();
-        String key = Keys.choose(callerKey(context).orElse(null), step(context), httpMethod(context),
+        Keys.Chosen key = Keys.choose(callerKey(context).orElse(null), step(context), httpMethod(context),
             context.stringValue(HttpMethodMapping.class).orElse("/"), config);
         DeclarativeCall call = new DeclarativeCall(context, this, intercepted, conversionService, key, config.headerName(),
             budgetTarget(context, name));

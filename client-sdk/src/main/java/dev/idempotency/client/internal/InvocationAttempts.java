@@ -31,7 +31,7 @@ final class InvocationAttempts extends AttemptLoop<Object> {
     volatile IdempotentResult<Object> result;
 
     InvocationAttempts(DefaultIdempotentClient client, DeclarativeCall call, boolean async) {
-        super(client, call.key(), call.budgetTarget(), true);
+        super(client, call.chosenKey(), call.budgetTarget(), true);
         this.call = call;
         this.loop = async ? null : new CallerThreadLoop();
     }

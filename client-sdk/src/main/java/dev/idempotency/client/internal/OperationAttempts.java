@@ -3,6 +3,7 @@ package dev.idempotency.client.internal;
 import dev.idempotency.client.IdempotentRequest;
 import dev.idempotency.client.IdempotentRequestException;
 import dev.idempotency.client.IdempotentResult;
+import dev.idempotency.client.internal.policy.Keys;
 import dev.idempotency.client.internal.policy.RetryBudget;
 import io.micronaut.core.type.Argument;
 import io.micronaut.http.HttpRequest;
@@ -29,7 +30,7 @@ final class OperationAttempts<T> extends AttemptLoop<IdempotentResult<T>> {
     final Argument<T> bodyType;
 
     OperationAttempts(DefaultIdempotentClient client, HttpClient http, IdempotentRequest op, Argument<T> bodyType,
-                      String key) {
+                      Keys.Chosen key) {
         super(client, key, RetryBudget.target(op.uri(), client.config().name()), op.replayable());
         this.http = http;
         this.op = op;

@@ -2,6 +2,7 @@ package dev.idempotency.client.internal.metrics;
 
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
+import io.micronaut.core.reflect.ClassUtils;
 
 import java.time.Duration;
 
@@ -15,14 +16,30 @@ import java.time.Duration;
 public interface ClientTracing {
 
     /** No tracing. */
-    ClientTracing NONE = (operation, key) -> OperationSpan.NONE;
+    ClientTracing NONE = (operation, key, step, parentOperation) -> OperationSpan.NONE;
 
     /**
-     * @param operation the operation as the retry log line names it, e.g. {@code POST /payments}
-     * @param key       the operation's Idempotency-Key (only its hash is recorded)
+     * @param operation       the operation as the retry log line names it, e.g. {@code POST /payments}
+     * @param key             the operation's Idempotency-Key (only its hash is recorded)
+     * @param step            the step the key was derived from inside a server operation (C11), or {@code null}
+     * @param parentOperation the id of that server operation (its record id), or {@code null}
      * @return the operation's span, started now
      */
-    OperationSpan start(String operation, String key);
+    OperationSpan start(String operation, String key, @Nullable String step, @Nullable String parentOperation);
+
+    /**
+     * The tracing of clients made with {@code IdempotentClient.create(...)}, outside the
+     * application context: through {@code GlobalOpenTelemetry} when OpenTelemetry is on the class
+     * path (what the application or the OpenTelemetry agent registered, looked up when each
+     * operation starts), else none.
+     *
+     * @return the tracing for a client made by hand
+     */
+    static ClientTracing global() {
+        // the class is loaded only when OpenTelemetry is there to load it with
+        return ClassUtils.isPresent("io.opentelemetry.api.GlobalOpenTelemetry", ClientTracing.class.getClassLoader())
+            ? OpenTelemetryClientTracing.global() : NONE;
+    }
 
     /** One logical operation, all its attempts included. */
     interface OperationSpan {

@@ -2,14 +2,17 @@ package dev.idempotency.client.internal.metrics;
 
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
+import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
+import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import java.nio.charset.StandardCharsets;
@@ -17,6 +20,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.function.Supplier;
 
 /**
  * Spans through the application's {@link OpenTelemetry}: {@code idempotency.client.operation}, a
@@ -38,21 +42,46 @@ final class OpenTelemetryClientTracing implements ClientTracing {
     static final AttributeKey<Long> WAIT_MS = AttributeKey.longKey("idempotency.retry.wait_ms");
     static final AttributeKey<String> REASON = AttributeKey.stringKey("idempotency.retry.reason");
 
-    private final Tracer tracer;
+    static final AttributeKey<String> STEP = AttributeKey.stringKey("idempotency.step.name");
+    static final AttributeKey<String> PARENT_KEY_HASH = AttributeKey.stringKey("idempotency.parent.key_hash");
+    static final String SCOPE = "dev.idempotency.client";
 
+    private final Supplier<Tracer> tracer;
+
+    @Inject
     OpenTelemetryClientTracing(OpenTelemetry openTelemetry) {
-        this.tracer = openTelemetry.getTracer("dev.idempotency.client");
+        Tracer fixed = openTelemetry.getTracer(SCOPE);
+        this.tracer = () -> fixed;
+    }
+
+    private OpenTelemetryClientTracing(Supplier<Tracer> tracer) {
+        this.tracer = tracer;
+    }
+
+    /**
+     * @return tracing through {@link GlobalOpenTelemetry}, looked up when each operation starts: a
+     *     client made before the application registered its SDK still traces once it has
+     */
+    static ClientTracing global() {
+        return new OpenTelemetryClientTracing(() -> GlobalOpenTelemetry.getTracer(SCOPE));
     }
 
     @Override
-    public OperationSpan start(String operation, String key) {
-        Span span = tracer.spanBuilder("idempotency.client.operation").setAttribute(OPERATION, operation)
-            .setAttribute(KEY_HASH, hash(key)).startSpan();
+    public OperationSpan start(String operation, String key, @Nullable String step, @Nullable String parentOperation) {
+        Tracer t = tracer.get();
+        SpanBuilder builder = t.spanBuilder("idempotency.client.operation").setAttribute(OPERATION, operation)
+            .setAttribute(KEY_HASH, hash(key));
+        if (step != null && parentOperation != null) {
+            // a call inside a server operation (C11): its derived key's step, and the operation's key hash as the server logs it
+            builder.setAttribute(STEP, step).setAttribute(PARENT_KEY_HASH,
+                parentOperation.substring(0, Math.min(12, parentOperation.length())));
+        }
+        Span span = builder.startSpan();
         Context parent = Context.current().with(span);
         return new OperationSpan() {
             @Override
             public AttemptSpan attempt(int number) {
-                Span attempt = tracer.spanBuilder("idempotency.client.attempt").setParent(parent)
+                Span attempt = t.spanBuilder("idempotency.client.attempt").setParent(parent)
                     .setAttribute(ATTEMPT, (long) number).startSpan();
                 Scope scope = parent.with(attempt).makeCurrent();
                 return new AttemptSpan() {

@@ -34,24 +34,35 @@ public final class Keys {
      * @throws InvalidIdempotencyKeyException when the caller's key is invalid or has the form of a
      *     derived one
      */
-    public static String choose(@Nullable String callerKey, @Nullable String step, String method, String uriTemplate,
-                         IdempotentClientConfig config) {
+    public static Chosen choose(@Nullable String callerKey, @Nullable String step, String method, String uriTemplate,
+                                IdempotentClientConfig config) {
         if (callerKey != null) {
             if (OperationContext.isDerived(callerKey)) {
                 throw new InvalidIdempotencyKeyException("the Idempotency-Key starts with '"
                     + OperationContext.DERIVED_KEY_PREFIX + "', which is reserved for keys the SDK derives inside an"
                     + " operation (CONTRACT C11); leave the key out there, or give one of another form");
             }
-            return validate(callerKey, config.keyFormat());
+            return new Chosen(validate(callerKey, config.keyFormat()), null, null);
         }
         if (config.deriveKeys()) {
             Optional<OperationContext> operation = OperationContext.current();
             if (operation.isPresent()) {
                 OperationContext in = operation.get();
-                return in.derivedKey(step != null ? step : in.defaultStep(method, uriTemplate));
+                String derivedFrom = step != null ? step : in.defaultStep(method, uriTemplate);
+                return new Chosen(in.derivedKey(derivedFrom), derivedFrom, in.operationId());
             }
         }
-        return validate(config.keyGenerator().get(), config.keyFormat());
+        return new Chosen(validate(config.keyGenerator().get(), config.keyFormat()), null, null);
+    }
+
+    /**
+     * The key of one logical operation and, when it was derived (C11), where from.
+     *
+     * @param key         the key
+     * @param step        the step it was derived from, or {@code null} when it was not derived
+     * @param operationId the id of the operation it was derived from (the server's record id), or {@code null}
+     */
+    public record Chosen(String key, @Nullable String step, @Nullable String operationId) {
     }
 
     /**

@@ -70,6 +70,20 @@ public class RollingRestartApi {
         return order(body, operation);
     }
 
+    /** A charge as a durable step (CONTRACT S23), then held: a cut-off run's charge is resumed by the next. */
+    @Post("/charges")
+    @Idempotent(lease = "2s", inFlightWait = "10s")
+    @ExecuteOn(TaskExecutors.BLOCKING)
+    Map<String, Object> charge(@Body Map<String, Object> body, IdempotentOperation operation)
+        throws InterruptedException {
+        int n = ran(operation);
+        String charge = operation.step("charge", String.class, () -> "ch_" + instance + "_" + n);
+        lastRecord = operation.recordId();
+        entered.countDown();
+        awaitGate();
+        return Map.of("execution", n, "instance", instance, "record", operation.recordId(), "charge", charge);
+    }
+
     /** Two events at once, the third once the gate opens. */
     @Post(value = "/events", produces = MediaType.TEXT_EVENT_STREAM)
     @Idempotent(lease = "2s")

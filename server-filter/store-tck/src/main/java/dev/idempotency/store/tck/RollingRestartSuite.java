@@ -6,6 +6,7 @@ import dev.idempotency.server.store.StoreInspection;
 import dev.idempotency.testsupport.Http;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.server.EmbeddedServer;
+import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -300,6 +301,32 @@ public abstract class RollingRestartSuite {
         }
         assertThat(executed.getAttributes().get(TckTracing.STORE)).isIn("redis", "postgres")
             .isEqualTo(replayed.getAttributes().get(TckTracing.STORE));
+    }
+
+    @Test
+    @DisplayName("O4/S23: an operation whose instance is gone (stopped without a drain, as after kill -9) resumes on"
+        + " the other: its span says resumed, and its step's span that the charge came from the record")
+    void resumedStepSaysSo() throws Exception {
+        TckTracing.EXPORTER.reset();
+        Instance stopping = start("a", false);
+        Instance next = start("b", true);
+        String k = key();
+        CompletableFuture<HttpResponse<byte[]>> original = startHeld(stopping, "/rr/charges", k);
+        stopping.server().getApplicationContext().stop();
+        assertThat(original).failsWithin(10, TimeUnit.SECONDS);
+
+        // the retry waits (inFlightWait) until the lease nothing renews now, or the rolled-back
+        // transaction, lets it take the key over
+        HttpResponse<byte[]> retry = next.http().postJson("/rr/charges", k, "{}");
+        assertThat(retry.statusCode()).isEqualTo(200);
+        assertThat(Http.body(retry)).contains("\"instance\":\"b\"", "\"charge\":\"ch_a_1\"");
+        SpanData resumed = TckTracing.span("resumed");
+        assertThat(TckTracing.EXPORTER.getFinishedSpanItems()).filteredOn(s -> s.getName().equals("idempotency.step")
+                && s.getParentSpanId().equals(resumed.getSpanId()))
+            .singleElement().satisfies(step -> {
+                assertThat(step.getAttributes().get(AttributeKey.stringKey("idempotency.step.name"))).isEqualTo("charge");
+                assertThat(step.getAttributes().get(AttributeKey.booleanKey("idempotency.step.resumed"))).isTrue();
+            });
     }
 
     @Test
