@@ -146,6 +146,43 @@ class ClientTracingTest implements TestPropertyProvider {
         assertThat(operation.getAttributes().get(AttributeKey.stringKey("idempotency.step.name"))).isNull();
     }
 
+    @Inject
+    TracedPayments declarative;
+
+    @Test
+    @DisplayName("O4: a declarative @IdempotentCall method, blocking and reactive, is one operation span with its"
+        + " attempts as children")
+    void declarativeBlockingAndReactive() {
+        EXPORTER.reset();
+        assertThat(declarative.flaky(2, new NewPayment(100, "EUR"))).isNotNull();
+        assertThat(declarative.mono(1, new NewPayment(100, "EUR")).block()).isNotNull();
+
+        List<SpanData> operations = spans("idempotency.client.operation");
+        assertThat(operations).extracting(o -> o.getAttributes().get(AttributeKey.longKey("idempotency.attempts")))
+            .containsExactlyInAnyOrder(3L, 2L);
+        for (SpanData operation : operations) {
+            long attempts = operation.getAttributes().get(AttributeKey.longKey("idempotency.attempts"));
+            assertThat(spans("idempotency.client.attempt")).filteredOn(a -> a.getParentSpanId().equals(operation.getSpanId()))
+                .hasSize((int) attempts);
+            assertThat(operation.getAttributes().get(AttributeKey.stringKey("idempotency.outcome"))).isEqualTo("success");
+        }
+    }
+
+    /** A declarative client of the same routes, through the client settings named "traced". */
+    @io.micronaut.http.client.annotation.Client(id = "traced")
+    @Requires(property = "client-tracing-test", value = "true")
+    interface TracedPayments {
+        @io.micronaut.http.annotation.Post("/c/flaky/{failures}")
+        @IdempotentCall("traced")
+        Payment flaky(@io.micronaut.http.annotation.PathVariable int failures,
+                      @io.micronaut.http.annotation.Body NewPayment body);
+
+        @io.micronaut.http.annotation.Post("/c/flaky/{failures}")
+        @IdempotentCall("traced")
+        reactor.core.publisher.Mono<Payment> mono(@io.micronaut.http.annotation.PathVariable int failures,
+                                                  @io.micronaut.http.annotation.Body NewPayment body);
+    }
+
     private static List<SpanData> spans(String name) {
         return EXPORTER.getFinishedSpanItems().stream().filter(s -> s.getName().equals(name)).toList();
     }

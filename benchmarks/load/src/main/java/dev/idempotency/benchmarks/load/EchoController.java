@@ -16,7 +16,9 @@ import io.micronaut.serde.annotation.Serdeable;
  * non-blocking filter that reads the body costs, under {@link StoreFloorFilter}
  * ({@code /store-floor/echo}), that plus the store's two round trips, and under
  * {@link WorkFloorFilter} ({@code /work-floor/echo}), the floor plus a fixed amount of CPU work.
- * They run the same code in the same process, so their ratios are the filter's cost.
+ * They run the same code in the same process, so their ratios are the filter's cost. Only the
+ * routes under {@code /traced/} are traced (Micronaut's OpenTelemetry, see {@link LoadApp}):
+ * {@link TracingLatency} compares them with the untraced ones.
  */
 @Controller
 @ExecuteOn(TaskExecutors.BLOCKING)
@@ -50,6 +52,17 @@ class EchoController {
     @Post("/idem/echo")
     @Idempotent
     HttpResponse<Order> idempotentEcho(@Body Order order) {
+        return HttpResponse.created(order);
+    }
+
+    @Post("/traced/echo")
+    HttpResponse<Order> tracedEcho(@Body Order order) {
+        return HttpResponse.created(order);
+    }
+
+    @Post("/traced/idem/echo")
+    @Idempotent
+    HttpResponse<Order> tracedIdempotentEcho(@Body Order order) {
         return HttpResponse.created(order);
     }
 }

@@ -228,7 +228,8 @@ public final class LoadBenchmark {
             // work floor only in memory, where the filter's cost is all its own work
             List<Wrk.Kind> kinds = Arrays.stream(Wrk.Kind.values())
                 .filter(k -> k != Wrk.Kind.STORE_FLOOR || store.equals("redis"))
-                .filter(k -> k != Wrk.Kind.WORK_FLOOR || store.equals("memory")).toList();
+                .filter(k -> k != Wrk.Kind.WORK_FLOOR || store.equals("memory"))
+                .filter(k -> k.baseline() != Wrk.Kind.TRACED_BASELINE_NEW).toList(); // TracingLatency's
             // the JIT takes tens of seconds of load to compile the filter's path on two cores (its
             // first seconds run at a tenth of its speed): each configuration is warmed up until its
             // req/s settles, so the rounds measure the steady state, not the compiler
@@ -511,6 +512,8 @@ public final class LoadBenchmark {
             case WORK_FLOOR -> "work floor: the floor plus " + workFloorMicros + " µs of CPU work (new keys)";
             case BASELINE_REPLAY -> "no filter (one key)";
             case REPLAYS -> "filter, replays";
+            case TRACED_BASELINE_NEW -> "no filter, traced (a new key per request)";
+            case TRACED_NEW_KEYS -> "filter, traced, new keys";
         };
     }
 

@@ -78,7 +78,11 @@ final class Wrk {
          */
         WORK_FLOOR("/work-floor/echo", Scripts.NEW_KEYS),
         BASELINE_REPLAY("/echo", Scripts.ONE_KEY),
-        REPLAYS("/idem/echo", Scripts.ONE_KEY);
+        REPLAYS("/idem/echo", Scripts.ONE_KEY),
+        /** {@link #BASELINE_NEW} on a path Micronaut's OpenTelemetry traces (the others are excluded): {@link TracingLatency}. */
+        TRACED_BASELINE_NEW("/traced/echo", Scripts.NEW_KEYS),
+        /** {@link #NEW_KEYS} on a traced path: the filter with tracing on. */
+        TRACED_NEW_KEYS("/traced/idem/echo", Scripts.NEW_KEYS);
 
         final String path;
         final String script;
@@ -93,6 +97,7 @@ final class Wrk {
             return switch (this) {
                 case BASELINE_NEW, NEW_KEYS, FLOOR, STORE_FLOOR, WORK_FLOOR -> BASELINE_NEW;
                 case BASELINE_REPLAY, REPLAYS -> BASELINE_REPLAY;
+                case TRACED_BASELINE_NEW, TRACED_NEW_KEYS -> TRACED_BASELINE_NEW;
             };
         }
 

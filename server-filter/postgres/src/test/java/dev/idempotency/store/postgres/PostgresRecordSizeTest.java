@@ -86,4 +86,33 @@ class PostgresRecordSizeTest {
         }
         System.out.println(figures);
     }
+
+    @Test
+    @DisplayName("O4: what tracing adds to a completed record (75-byte body), counted by PostgreSQL once vacuumed")
+    void tracedRecordBytes() throws Exception {
+        String trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        double[] live = new double[2];
+        for (int traced = 0; traced < 2; traced++) {
+            String schema = TestPostgres.newSchema();
+            String table = schema + ".idempotency_records";
+            try (ApplicationContext ctx = ApplicationContext.run(TestPostgres.properties(TestPostgres.server(), schema))) {
+                IdempotencyStore store = ctx.getBean(IdempotencyStore.class);
+                for (int i = 0; i < 1000; i++) {
+                    String key = UUID.randomUUID().toString();
+                    long token = ((AcquireResult.Acquired) store.acquire(key, new byte[33], LEASE,
+                        traced == 1 ? trace : null).toCompletableFuture().join()).fencingToken();
+                    assertThat(store.complete(key, token, response(75).withTraceparent(traced == 1 ? trace : null),
+                        RETENTION).toCompletableFuture().join()).isTrue();
+                }
+                vacuumFull(table);
+                live[traced] = relationSize(table) / 1000.0;
+            } finally {
+                TestPostgres.dropSchema(schema);
+            }
+        }
+        System.out.printf("PostgreSQL bytes per record with tracing (75 B body, vacuumed): %.0f (untraced %.0f)%n",
+            live[1], live[0]);
+        // the :trace entry is three text elements, 55 bytes of them the trace context; pages round
+        assertThat(live[1] - live[0]).isBetween(40.0, 120.0);
+    }
 }
