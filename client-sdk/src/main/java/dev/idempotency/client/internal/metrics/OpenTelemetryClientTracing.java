@@ -1,5 +1,6 @@
 package dev.idempotency.client.internal.metrics;
 
+import dev.idempotency.context.TraceNames;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
 import io.opentelemetry.api.GlobalOpenTelemetry;
@@ -32,18 +33,18 @@ import java.util.function.Supplier;
 @Requires(beans = OpenTelemetry.class)
 final class OpenTelemetryClientTracing implements ClientTracing {
 
-    static final AttributeKey<String> KEY_HASH = AttributeKey.stringKey("idempotency.key_hash");
-    static final AttributeKey<String> OPERATION = AttributeKey.stringKey("idempotency.operation");
-    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("idempotency.outcome");
-    static final AttributeKey<Long> ATTEMPTS = AttributeKey.longKey("idempotency.attempts");
-    static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("idempotency.attempt");
-    static final AttributeKey<Boolean> REPLAYED = AttributeKey.booleanKey("idempotency.replayed");
+    static final AttributeKey<String> KEY_HASH = AttributeKey.stringKey(TraceNames.KEY_HASH);
+    static final AttributeKey<String> OPERATION = AttributeKey.stringKey(TraceNames.OPERATION);
+    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey(TraceNames.OUTCOME);
+    static final AttributeKey<Long> ATTEMPTS = AttributeKey.longKey(TraceNames.ATTEMPTS);
+    static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey(TraceNames.ATTEMPT);
+    static final AttributeKey<Boolean> REPLAYED = AttributeKey.booleanKey(TraceNames.REPLAYED);
     static final AttributeKey<Long> STATUS = AttributeKey.longKey("http.response.status_code");
-    static final AttributeKey<Long> WAIT_MS = AttributeKey.longKey("idempotency.retry.wait_ms");
-    static final AttributeKey<String> REASON = AttributeKey.stringKey("idempotency.retry.reason");
+    static final AttributeKey<Long> WAIT_MS = AttributeKey.longKey(TraceNames.RETRY_WAIT_MS);
+    static final AttributeKey<String> REASON = AttributeKey.stringKey(TraceNames.RETRY_REASON);
 
-    static final AttributeKey<String> STEP = AttributeKey.stringKey("idempotency.step.name");
-    static final AttributeKey<String> PARENT_KEY_HASH = AttributeKey.stringKey("idempotency.parent.key_hash");
+    static final AttributeKey<String> STEP = AttributeKey.stringKey(TraceNames.STEP_NAME);
+    static final AttributeKey<String> PARENT_KEY_HASH = AttributeKey.stringKey(TraceNames.PARENT_KEY_HASH);
     static final String SCOPE = "dev.idempotency.client";
 
     private final Supplier<Tracer> tracer;
@@ -69,7 +70,7 @@ final class OpenTelemetryClientTracing implements ClientTracing {
     @Override
     public OperationSpan start(String operation, String key, @Nullable String step, @Nullable String parentOperation) {
         Tracer t = tracer.get();
-        SpanBuilder builder = t.spanBuilder("idempotency.client.operation").setAttribute(OPERATION, operation)
+        SpanBuilder builder = t.spanBuilder(TraceNames.CLIENT_OPERATION_SPAN).setAttribute(OPERATION, operation)
             .setAttribute(KEY_HASH, hash(key));
         if (step != null && parentOperation != null) {
             // a call inside a server operation (C11): its derived key's step, and the operation's key hash as the server logs it
@@ -81,7 +82,7 @@ final class OpenTelemetryClientTracing implements ClientTracing {
         return new OperationSpan() {
             @Override
             public AttemptSpan attempt(int number) {
-                Span attempt = t.spanBuilder("idempotency.client.attempt").setParent(parent)
+                Span attempt = t.spanBuilder(TraceNames.CLIENT_ATTEMPT_SPAN).setParent(parent)
                     .setAttribute(ATTEMPT, (long) number).startSpan();
                 Scope scope = parent.with(attempt).makeCurrent();
                 return new AttemptSpan() {
@@ -106,7 +107,7 @@ final class OpenTelemetryClientTracing implements ClientTracing {
 
             @Override
             public void retry(int number, Duration wait, String reason) {
-                span.addEvent("idempotency.retry", Attributes.of(ATTEMPT, (long) number, WAIT_MS, wait.toMillis(),
+                span.addEvent(TraceNames.RETRY_EVENT, Attributes.of(ATTEMPT, (long) number, WAIT_MS, wait.toMillis(),
                     REASON, reason));
             }
 

@@ -1,5 +1,6 @@
 package dev.idempotency.messaging.internal;
 
+import dev.idempotency.context.TraceNames;
 import dev.idempotency.messaging.Disposition;
 import dev.idempotency.messaging.ReceivedMessage;
 import io.micronaut.context.annotation.Requires;
@@ -29,12 +30,12 @@ import java.util.List;
 @Requires(beans = OpenTelemetry.class)
 final class OpenTelemetryConsumerTracing implements ConsumerTracing {
 
-    static final AttributeKey<String> CONSUMER = AttributeKey.stringKey("idempotency.consumer");
+    static final AttributeKey<String> CONSUMER = AttributeKey.stringKey(TraceNames.CONSUMER);
     static final AttributeKey<String> MESSAGE_ID = AttributeKey.stringKey("messaging.message.id");
-    static final AttributeKey<String> KEY_HASH = AttributeKey.stringKey("idempotency.key_hash");
-    static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("idempotency.attempt");
-    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("idempotency.outcome");
-    static final AttributeKey<String> REASON = AttributeKey.stringKey("idempotency.reason");
+    static final AttributeKey<String> KEY_HASH = AttributeKey.stringKey(TraceNames.KEY_HASH);
+    static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey(TraceNames.ATTEMPT);
+    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey(TraceNames.OUTCOME);
+    static final AttributeKey<String> REASON = AttributeKey.stringKey(TraceNames.REASON);
 
     /** Reads the W3C headers of a received message. */
     private static final TextMapGetter<ReceivedMessage> HEADERS = new TextMapGetter<>() {
@@ -60,7 +61,7 @@ final class OpenTelemetryConsumerTracing implements ConsumerTracing {
         Context parent = message.traceparent().isPresent()
             ? W3CTraceContextPropagator.getInstance().extract(Context.root(), message, HEADERS)
             : Context.current();
-        Span span = tracer.spanBuilder("idempotency.consumer.process").setParent(parent).setSpanKind(SpanKind.CONSUMER)
+        Span span = tracer.spanBuilder(TraceNames.CONSUMER_SPAN).setParent(parent).setSpanKind(SpanKind.CONSUMER)
             .setAttribute(CONSUMER, consumer).setAttribute(MESSAGE_ID, message.messageId())
             .setAttribute(KEY_HASH, keyHash).setAttribute(ATTEMPT, (long) message.attempt() + 1).startSpan();
         return new DeliverySpan() {

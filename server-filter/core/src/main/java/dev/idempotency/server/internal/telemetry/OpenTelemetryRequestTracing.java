@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.telemetry;
 
+import dev.idempotency.context.TraceNames;
 import dev.idempotency.server.IdempotencyOutcome;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.core.annotation.Nullable;
@@ -29,15 +30,15 @@ import io.opentelemetry.context.Context;
 @Requires(beans = OpenTelemetry.class)
 final class OpenTelemetryRequestTracing implements RequestTracing {
 
-    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("idempotency.outcome");
-    static final AttributeKey<String> KEY_HASH = AttributeKey.stringKey("idempotency.key_hash");
-    static final AttributeKey<String> ROUTE = AttributeKey.stringKey("idempotency.route");
-    static final AttributeKey<String> STORE = AttributeKey.stringKey("idempotency.store");
-    static final AttributeKey<String> ORIGINAL_TRACE_ID = AttributeKey.stringKey("idempotency.original_trace_id");
-    static final AttributeKey<String> STEP_NAME = AttributeKey.stringKey("idempotency.step.name");
-    static final AttributeKey<Boolean> STEP_RESUMED = AttributeKey.booleanKey("idempotency.step.resumed");
+    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey(TraceNames.OUTCOME);
+    static final AttributeKey<String> KEY_HASH = AttributeKey.stringKey(TraceNames.KEY_HASH);
+    static final AttributeKey<String> ROUTE = AttributeKey.stringKey(TraceNames.ROUTE);
+    static final AttributeKey<String> STORE = AttributeKey.stringKey(TraceNames.STORE);
+    static final AttributeKey<String> ORIGINAL_TRACE_ID = AttributeKey.stringKey(TraceNames.ORIGINAL_TRACE_ID);
+    static final AttributeKey<String> STEP_NAME = AttributeKey.stringKey(TraceNames.STEP_NAME);
+    static final AttributeKey<Boolean> STEP_RESUMED = AttributeKey.booleanKey(TraceNames.STEP_RESUMED);
     /** On the link: why the spans are linked. */
-    static final AttributeKey<String> LINK_REASON = AttributeKey.stringKey("idempotency.link");
+    static final AttributeKey<String> LINK_REASON = AttributeKey.stringKey(TraceNames.LINK);
 
     private final Tracer tracer;
 
@@ -80,7 +81,7 @@ final class OpenTelemetryRequestTracing implements RequestTracing {
         if (!Span.fromContext(parent).isRecording()) {
             return StoreSpan.NONE;
         }
-        Span span = tracer.spanBuilder("idempotency." + operation).setParent(parent).setSpanKind(SpanKind.CLIENT)
+        Span span = tracer.spanBuilder(TraceNames.STORE_CALL_PREFIX + operation).setParent(parent).setSpanKind(SpanKind.CLIENT)
             .startSpan();
         return failure -> {
             if (failure != null) {
@@ -97,7 +98,7 @@ final class OpenTelemetryRequestTracing implements RequestTracing {
         if (!Span.fromContext(parent).isRecording()) {
             return StepSpan.NONE;
         }
-        Span span = tracer.spanBuilder("idempotency.step").setParent(parent).setAttribute(STEP_NAME, name).startSpan();
+        Span span = tracer.spanBuilder(TraceNames.STEP_SPAN).setParent(parent).setAttribute(STEP_NAME, name).startSpan();
         return (resumed, failure) -> {
             span.setAttribute(STEP_RESUMED, resumed);
             if (failure != null) {

@@ -1,5 +1,6 @@
 package dev.idempotency.server.internal.telemetry;
 
+import dev.idempotency.context.TraceNames;
 import dev.idempotency.server.IdempotencyOutcome;
 import io.micronaut.core.annotation.Internal;
 import io.micronaut.core.annotation.Nullable;
@@ -33,10 +34,10 @@ public interface RequestTracing {
     void linkTo(PropagatedContext context, @Nullable String traceparent, String reason);
 
     /** The reason of a replay's link: the linked span executed the operation. */
-    String REPLAY_OF = "replay-of";
+    String REPLAY_OF = TraceNames.LINK_REPLAY_OF;
 
     /** The reason of a 409's link: the linked span is running the operation. */
-    String IN_PROGRESS = "in-progress";
+    String IN_PROGRESS = TraceNames.LINK_IN_PROGRESS;
 
     /**
      * Starts the span of a store call, a child of the request's span: {@code idempotency.acquire},
