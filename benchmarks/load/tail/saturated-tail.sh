@@ -13,18 +13,20 @@ cd "$(dirname "$0")/../../.."
 out=benchmarks/load/target/tail
 mkdir -p $out
 rm -f $out/gc-$label.log $out/$label.out
+script=$out/new-keys.lua
+java -cp benchmarks/load/target/load-benchmark.jar dev.idempotency.benchmarks.load.Wrk > $script  # the load benchmark's own
 exec 3< <(sleep 600)  # the service runs until its standard input closes
 java -Xms1g -Xmx1g "$@" -Xlog:gc:file=$out/gc-$label.log:time -cp benchmarks/load/target/load-benchmark.jar dev.idempotency.benchmarks.load.LoadApp idempotency.store.redis.enabled=false idempotency.store.memory.max-entries=1000000 <&3 > $out/app-$label.out 2>$out/app-$label.err &
 APP=$!
 for i in $(seq 1 60); do grep -q READY $out/app-$label.out 2>/dev/null && break; sleep 0.5; done
 PORT=$(grep READY $out/app-$label.out | awk '{print $2}')
 B=http://127.0.0.1:$PORT
-wrk -t2 -c32 -d20s -s benchmarks/load/tail/new-keys.lua $B/idem/echo -- warm1 >/dev/null
-wrk -t2 -c32 -d20s -s benchmarks/load/tail/new-keys.lua $B/echo -- warm2 >/dev/null
+wrk -t2 -c32 -d20s -s $script $B/idem/echo -- warm1 >/dev/null
+wrk -t2 -c32 -d20s -s $script $B/echo -- warm2 >/dev/null
 for r in 1 2 3; do
   for path in echo idem/echo; do
     t0=$(date +%s.%N)
-    report=$(wrk -t2 -c32 -d10s --latency -s benchmarks/load/tail/new-keys.lua $B/$path -- r$r-$label-${path//\//_})
+    report=$(wrk -t2 -c32 -d10s --latency -s $script $B/$path -- r$r-$label-${path//\//_})
     t1=$(date +%s.%N)
     rps=$(echo "$report" | grep Requests/sec | awk '{print $2}')
     p50=$(echo "$report" | grep -E "^\s+50%" | awk '{print $2}')

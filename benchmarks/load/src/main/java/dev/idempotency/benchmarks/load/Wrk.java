@@ -34,7 +34,7 @@ final class Wrk {
 
     /**
      * Prints the wrk script of the new-key configurations (its key prefix is wrk's first argument
-     * after {@code --}), for a benchmark run by hand: {@code benchmarks/load/pinned-cores.sh}.
+     * after {@code --}), for a benchmark run by hand: {@code benchmarks/load/pinned-cores.sh}, {@code benchmarks/load/tail/saturated-tail.sh}.
      */
     public static void main(String[] args) {
         System.out.print(Scripts.NEW_KEYS.formatted(BODY));
