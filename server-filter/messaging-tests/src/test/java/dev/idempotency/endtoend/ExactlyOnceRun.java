@@ -1,6 +1,5 @@
 package dev.idempotency.endtoend;
 
-import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.ChildJvm;
 import dev.idempotency.testsupport.Stores;
 import dev.idempotency.testsupport.TestPostgres;
@@ -150,8 +149,7 @@ final class ExactlyOnceRun {
                 wire.restore();
                 producer.join(120_000);
                 assertThat(producerFailure).as("the producer").isEmpty();
-                Await.until("every distinct message is booked", Duration.ofMinutes(3),
-                    () -> distinct(db, ledger) >= DISTINCT);
+                awaitDistinct(db, ledger, DISTINCT, Duration.ofMinutes(3));
                 Thread.sleep(2000); // anything still to come twice would come now
             } finally {
                 producing.set(false);
@@ -219,7 +217,23 @@ final class ExactlyOnceRun {
     }
 
     private static void awaitBooked(Connection db, String ledger, long n) throws InterruptedException {
-        Await.until(n + " messages booked", Duration.ofMinutes(2), () -> distinct(db, ledger) >= n);
+        awaitDistinct(db, ledger, n, Duration.ofMinutes(2));
+    }
+
+    /**
+     * Waits until {@code n} distinct messages are booked, checking five times a second: the count
+     * reads the whole ledger, and checked every few milliseconds it would take a core from the
+     * consumers it waits for.
+     */
+    private static void awaitDistinct(Connection db, String ledger, long n, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        long seen;
+        while ((seen = distinct(db, ledger)) < n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(n + " distinct messages booked within " + within + ": " + seen + " were");
+            }
+            Thread.sleep(200);
+        }
     }
 
     private static long distinct(Connection db, String ledger) {

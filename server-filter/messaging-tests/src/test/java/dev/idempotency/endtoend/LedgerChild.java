@@ -70,12 +70,18 @@ public final class LedgerChild {
         }
     }
 
-    /** Books on a connection of its own, off the consumer's thread. */
+    /**
+     * Books on a connection of its own, off the consumer's thread: each of its four threads keeps
+     * one (opening a PostgreSQL connection per message would make the run measure the server's
+     * process forks), and drops it after a failure so the next message opens a fresh one.
+     */
     @Singleton
     @Named("ledger")
     @Requires(property = "ledger.mode", value = "plain")
     static final class OnItsOwn implements MessageHandler, AutoCloseable {
         private final ExecutorService pool = Executors.newFixedThreadPool(4);
+        private final ThreadLocal<Connection> connection = new ThreadLocal<>();
+        private final java.util.Queue<Connection> opened = new java.util.concurrent.ConcurrentLinkedQueue<>();
         private final String url;
         private final String user;
         private final String password;
@@ -92,18 +98,38 @@ public final class LedgerChild {
         @Override
         public CompletionStage<Void> handle(ReceivedMessage message) {
             return CompletableFuture.runAsync(() -> {
-                try (Connection c = DriverManager.getConnection(url, user, password)) {
+                Connection c = connection.get();
+                try {
+                    if (c == null) {
+                        c = DriverManager.getConnection(url, user, password);
+                        opened.add(c);
+                        connection.set(c);
+                    }
                     book(c, schema, message);
                 } catch (SQLException e) {
+                    connection.remove();
+                    closeQuietly(c);
                     throw new IllegalStateException(e);
                 }
             }, pool);
+        }
+
+        private static void closeQuietly(Connection c) {
+            if (c == null) {
+                return;
+            }
+            try {
+                c.close();
+            } catch (SQLException ignored) {
+                // it failed already; the next message opens another
+            }
         }
 
         @PreDestroy
         @Override
         public void close() {
             pool.shutdown();
+            opened.forEach(OnItsOwn::closeQuietly);
         }
     }
 }
