@@ -31,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -62,6 +63,8 @@ final class PartitionConsumer implements Runnable {
     private final Object handler;
     private final Map<TopicPartition, Partition> partitions = new HashMap<>();
     private final ConcurrentLinkedQueue<Runnable> finished = new ConcurrentLinkedQueue<>();
+    /** Released once per entry of {@link #finished}: the loop waits on it, not in a poll, while records run. */
+    private final Semaphore finishedSignal = new Semaphore(0);
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean closing;
     private long lastCommit = System.nanoTime();
@@ -96,8 +99,11 @@ final class PartitionConsumer implements Runnable {
         try {
             kafka.subscribe(config.getTopics(), new Rebalance());
             while (!closing) {
-                ConsumerRecords<byte[], byte[]> polled;
-                polled = kafka.poll(POLL);
+                // with records running, a poll that waited for new ones would hold back the next record
+                // of each partition until it timed out (one record per partition per poll): poll without
+                // waiting, and wait below for a record to finish instead
+                boolean running = partitions.values().stream().anyMatch(p -> p.inFlight != null);
+                ConsumerRecords<byte[], byte[]> polled = kafka.poll(running ? Duration.ZERO : POLL);
                 for (TopicPartition tp : polled.partitions()) {
                     Partition p = partitions.get(tp);
                     if (p != null) {
@@ -107,6 +113,9 @@ final class PartitionConsumer implements Runnable {
                 drainFinished();
                 dispatch();
                 commit(false);
+                if (running && polled.isEmpty()) {
+                    awaitFinished();
+                }
             }
             finishInFlight(partitions.values(), config.getRevokeTimeout());
             commit(true);
@@ -175,9 +184,9 @@ final class PartitionConsumer implements Runnable {
             Disposition disposition = failure != null ? new Disposition.Retry(config.getInProgressDelay(),
                 failure.toString(), false, DeliveryOutcome.REQUEUED) : d;
             if (disposition instanceof Disposition.DeadLetter dl) {
-                deadLetter(r, dl.reason()).whenComplete((v, f) -> finished.add(() -> deadLettered(p, r, f)));
+                deadLetter(r, dl.reason()).whenComplete((v, f) -> finish(() -> deadLettered(p, r, f)));
             } else {
-                finished.add(() -> settle(p, r, disposition));
+                finish(() -> settle(p, r, disposition));
             }
         });
     }
@@ -233,6 +242,24 @@ final class PartitionConsumer implements Runnable {
             sent.completeExceptionally(e);
         }
         return sent;
+    }
+
+    /** Hands {@code settle} to the loop's thread, and wakes the loop if it waits for it. */
+    private void finish(Runnable settle) {
+        finished.add(settle);
+        finishedSignal.release();
+    }
+
+    /** Waits until a record finishes, or one poll's time (new records and the group are looked at then). */
+    private void awaitFinished() {
+        try {
+            if (finishedSignal.tryAcquire(POLL.toNanos(), TimeUnit.NANOSECONDS)) {
+                finishedSignal.drainPermits(); // drainFinished runs every entry there is
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closing = true;
+        }
     }
 
     private void drainFinished() {
