@@ -195,8 +195,9 @@ interface DemoBroker extends AutoCloseable {
         }
 
         private Admin admin() {
+            // the API timeout may not be shorter than the request timeout (30 s by default): the client refuses to start
             return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000));
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000));
         }
 
         @Override
