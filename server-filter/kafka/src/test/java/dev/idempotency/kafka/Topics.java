@@ -80,6 +80,32 @@ final class Topics implements AutoCloseable {
         }
     }
 
+    /**
+     * @return every record on {@code topic} now: each partition read from its start up to the end
+     *     offset it had when the read began, in offset order per partition; fails after {@code within}
+     */
+    List<ConsumerRecord<byte[], byte[]>> readToEnd(String topic, Duration within) {
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
+            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
+            List<TopicPartition> partitions = c.partitionsFor(topic).stream()
+                .map(p -> new TopicPartition(topic, p.partition())).toList();
+            c.assign(partitions); // no group: nothing is committed
+            c.seekToBeginning(partitions);
+            Map<TopicPartition, Long> ends = c.endOffsets(partitions);
+            List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
+            long deadline = System.nanoTime() + within.toNanos();
+            while (partitions.stream().anyMatch(tp -> c.position(tp) < ends.get(tp))) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError(topic + " not read to its end " + ends + " within " + within + ": "
+                        + got.size() + " records");
+                }
+                c.poll(Duration.ofMillis(200)).forEach(got::add);
+            }
+            return got;
+        }
+    }
+
     /** @return the committed offsets of {@code group}, summed over its partitions */
     long committed(String group) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
