@@ -37,7 +37,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * One Kafka consumer of a configured consumer, on a thread of its own (the only thread that
  * touches the Kafka client). Per partition it processes one record at a time, in offset order,
- * through the {@link IdempotentConsumer}; partitions run in parallel.
+ * through the {@link IdempotentConsumer}; partitions run in parallel. A partition's next record
+ * starts as soon as the one before is settled: while records run, the loop waits for one to finish
+ * rather than in a poll.
  * <ul>
  *   <li><b>Commit.</b> A partition's offset is committed only past records whose outcome is
  *       stored (processed, a duplicate, or dead-lettered and the dead letter acknowledged).</li>
