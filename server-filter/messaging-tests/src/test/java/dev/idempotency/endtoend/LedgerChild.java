@@ -15,8 +15,10 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -81,7 +83,7 @@ public final class LedgerChild {
     static final class OnItsOwn implements MessageHandler, AutoCloseable {
         private final ExecutorService pool = Executors.newFixedThreadPool(4);
         private final ThreadLocal<Connection> connection = new ThreadLocal<>();
-        private final java.util.Queue<Connection> opened = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private final Queue<Connection> opened = new ConcurrentLinkedQueue<>();
         private final String url;
         private final String user;
         private final String password;
