@@ -13,11 +13,9 @@ set -e
 path=${1:-idem/echo}
 seconds=${2:-15}
 cd "$(dirname "$0")/../../.."
-out=benchmarks/load/target/tail
+. benchmarks/load/tail/service.sh
 mkdir -p $out
 label=alloc-${path//\//_}
-script=$out/new-keys.lua
-java -cp benchmarks/load/target/load-benchmark.jar dev.idempotency.benchmarks.load.Wrk > $script  # the load benchmark's own
 jdk=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
 # the JDK's profile settings with both TLAB events on
 python3 - "$jdk/lib/jfr/profile.jfc" $out/tlab.jfc <<'EOF'
@@ -29,19 +27,11 @@ for name in ('jdk.ObjectAllocationInNewTLAB', 'jdk.ObjectAllocationOutsideTLAB')
     s = s[:i] + re.sub(r'<setting name="enabled"[^>]*>false</setting>', '<setting name="enabled">true</setting>', s[i:j]) + s[j:]
 open(sys.argv[2], 'w').write(s)
 EOF
-exec 3< <(sleep 600)  # the service runs until its standard input closes
-java -Xms1g -Xmx1g -XX:FlightRecorderOptions:stackdepth=256 -cp benchmarks/load/target/load-benchmark.jar \
-  dev.idempotency.benchmarks.load.LoadApp idempotency.store.redis.enabled=false idempotency.store.memory.max-entries=1000000 \
-  <&3 > $out/app-$label.out 2>$out/app-$label.err &
-APP=$!
-for i in $(seq 1 60); do grep -q READY $out/app-$label.out 2>/dev/null && break; sleep 0.5; done
-PORT=$(grep READY $out/app-$label.out | awk '{print $2}')
-B=http://127.0.0.1:$PORT
+start_service $label -XX:FlightRecorderOptions:stackdepth=256
 wrk -t2 -c32 -d20s -s $script $B/$path -- warm-$label >/dev/null
 jcmd $APP JFR.start name=tlab settings=$(pwd)/$out/tlab.jfc filename=$(pwd)/$out/$label.jfr >/dev/null
 requests=$(wrk -t2 -c32 -d${seconds}s -s $script $B/$path -- $label | grep "requests in" | awk '{print $1}')
 jcmd $APP JFR.stop name=tlab >/dev/null
-kill $APP
-pkill -f "sleep 600" || true
+stop_service
 echo "$path: $requests requests while recording (JFR slows the service; the bytes per request are what count)"
 python3 benchmarks/load/tail/allocation-sites.py $out/$label.jfr $requests

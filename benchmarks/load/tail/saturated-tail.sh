@@ -10,17 +10,10 @@
 set -e
 label=$1; shift
 cd "$(dirname "$0")/../../.."
-out=benchmarks/load/target/tail
+. benchmarks/load/tail/service.sh
 mkdir -p $out
 rm -f $out/gc-$label.log $out/$label.out
-script=$out/new-keys.lua
-java -cp benchmarks/load/target/load-benchmark.jar dev.idempotency.benchmarks.load.Wrk > $script  # the load benchmark's own
-exec 3< <(sleep 600)  # the service runs until its standard input closes
-java -Xms1g -Xmx1g "$@" -Xlog:gc:file=$out/gc-$label.log:time -cp benchmarks/load/target/load-benchmark.jar dev.idempotency.benchmarks.load.LoadApp idempotency.store.redis.enabled=false idempotency.store.memory.max-entries=1000000 <&3 > $out/app-$label.out 2>$out/app-$label.err &
-APP=$!
-for i in $(seq 1 60); do grep -q READY $out/app-$label.out 2>/dev/null && break; sleep 0.5; done
-PORT=$(grep READY $out/app-$label.out | awk '{print $2}')
-B=http://127.0.0.1:$PORT
+start_service $label "$@" -Xlog:gc:file=$out/gc-$label.log:time
 wrk -t2 -c32 -d20s -s $script $B/idem/echo -- warm1 >/dev/null
 wrk -t2 -c32 -d20s -s $script $B/echo -- warm2 >/dev/null
 for r in 1 2 3; do
@@ -34,5 +27,4 @@ for r in 1 2 3; do
     echo "$label round $r /$path: $rps req/s p50 $p50 p99 $p99 (window $t0-$t1)" | tee -a $out/$label.out
   done
 done
-kill $APP
-pkill -f "sleep 600" || true
+stop_service

@@ -18,6 +18,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -66,10 +67,8 @@ final class Topics implements AutoCloseable {
 
     /** @return every record of {@code topic} from the start, waiting until {@code expected} arrived or {@code within} */
     List<ConsumerRecord<byte[], byte[]>> read(String topic, int expected, Duration within) {
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-            ConsumerConfig.GROUP_ID_CONFIG, unique("reader"), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
-            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
+        try (KafkaConsumer<byte[], byte[]> c = reader(Map.of(ConsumerConfig.GROUP_ID_CONFIG, unique("reader"),
+            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"))) {
             c.subscribe(List.of(topic));
             List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
             long deadline = System.nanoTime() + within.toNanos();
@@ -85,9 +84,7 @@ final class Topics implements AutoCloseable {
      *     offset it had when the read began, in offset order per partition; fails after {@code within}
      */
     List<ConsumerRecord<byte[], byte[]>> readToEnd(String topic, Duration within) {
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
-            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
+        try (KafkaConsumer<byte[], byte[]> c = reader(Map.of())) {
             List<TopicPartition> partitions = c.partitionsFor(topic).stream()
                 .map(p -> new TopicPartition(topic, p.partition())).toList();
             c.assign(partitions); // no group: nothing is committed
@@ -104,6 +101,15 @@ final class Topics implements AutoCloseable {
             }
             return got;
         }
+    }
+
+    /** A consumer of byte arrays on this broker, with {@code settings} besides. */
+    private KafkaConsumer<byte[], byte[]> reader(Map<String, Object> settings) {
+        Map<String, Object> all = new HashMap<>(settings);
+        all.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        all.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        all.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        return new KafkaConsumer<>(all);
     }
 
     /** @return the committed offsets of {@code group}, summed over its partitions */

@@ -1,5 +1,6 @@
 package dev.idempotency.endtoend;
 
+import dev.idempotency.testsupport.Await;
 import dev.idempotency.testsupport.ChildJvm;
 import dev.idempotency.testsupport.Stores;
 import dev.idempotency.testsupport.TestPostgres;
@@ -220,20 +221,9 @@ final class ExactlyOnceRun {
         awaitDistinct(db, ledger, n, Duration.ofMinutes(2));
     }
 
-    /**
-     * Waits until {@code n} distinct messages are booked, checking five times a second: the count
-     * reads the whole ledger, and checked every few milliseconds it would take a core from the
-     * consumers it waits for.
-     */
+    /** Checked five times a second: the count reads the whole ledger, and would take a core from the consumers. */
     private static void awaitDistinct(Connection db, String ledger, long n, Duration within) throws InterruptedException {
-        long deadline = System.nanoTime() + within.toNanos();
-        long seen;
-        while ((seen = distinct(db, ledger)) < n) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(n + " distinct messages booked within " + within + ": " + seen + " were");
-            }
-            Thread.sleep(200);
-        }
+        Await.until(n + " distinct messages booked", within, Duration.ofMillis(200), () -> distinct(db, ledger) >= n);
     }
 
     private static long distinct(Connection db, String ledger) {

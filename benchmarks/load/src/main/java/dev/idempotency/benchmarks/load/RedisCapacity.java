@@ -21,6 +21,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * What one Redis core serves (issue 72's capacity): the Redis store ({@code RedisIdempotencyStore},
@@ -45,9 +47,6 @@ public final class RedisCapacity {
 
     /** One phase's figures. */
     record Figures(double opsPerSecond, double redisMicrosPerOp, double redisUtilisation) {
-        double coreCapacity() {
-            return 1e6 / redisMicrosPerOp;
-        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -80,12 +79,12 @@ public final class RedisCapacity {
                 store.complete(key, a.fencingToken(), response, RETENTION).toCompletableFuture().join();
                 replayKeys.add(key);
             }
-            drive(store, "warm-up", seconds, inflight, server, key -> newKey(store, key, fingerprint, response));
+            drive("warm-up", seconds, inflight, server, key -> newKey(store, key, fingerprint, response));
             List<Figures> news = new ArrayList<>();
             List<Figures> replays = new ArrayList<>();
             for (int round = 0; round < rounds; round++) {
-                news.add(drive(store, "new keys", seconds, inflight, server, key -> newKey(store, key, fingerprint, response)));
-                replays.add(drive(store, "replays", seconds, inflight, server, key -> store.acquire(
+                news.add(drive("new keys", seconds, inflight, server, key -> newKey(store, key, fingerprint, response)));
+                replays.add(drive("replays", seconds, inflight, server, key -> store.acquire(
                     replayKeys.get(ThreadLocalRandom.current().nextInt(replayKeys.size())), fingerprint, LEASE)
                     .toCompletableFuture().thenApply(r -> {
                         if (!(r instanceof AcquireResult.Replay)) {
@@ -117,14 +116,10 @@ public final class RedisCapacity {
     }
 
     private static String row(String what, List<Figures> rounds) {
-        double ops = median(rounds.stream().mapToDouble(Figures::opsPerSecond).toArray());
-        double cpu = median(rounds.stream().mapToDouble(Figures::redisMicrosPerOp).toArray());
-        double busy = median(rounds.stream().mapToDouble(Figures::redisUtilisation).toArray());
+        double ops = LoadStatistics.median(rounds.stream().mapToDouble(Figures::opsPerSecond).toArray());
+        double cpu = LoadStatistics.median(rounds.stream().mapToDouble(Figures::redisMicrosPerOp).toArray());
+        double busy = LoadStatistics.median(rounds.stream().mapToDouble(Figures::redisUtilisation).toArray());
         return String.format(Locale.ROOT, "| %s | %,.0f | %.1f µs | %.2f | %,.0f/s |", what, ops, cpu, busy, 1e6 / cpu);
-    }
-
-    private static double median(double[] values) {
-        return LoadStatistics.median(values);
     }
 
     private static CompletableFuture<Void> newKey(IdempotencyStore store, String key, byte[] fingerprint,
@@ -145,7 +140,7 @@ public final class RedisCapacity {
         CompletableFuture<Void> run(String key);
     }
 
-    private static Figures drive(IdempotencyStore store, String what, int seconds, int inflight, long server,
+    private static Figures drive(String what, int seconds, int inflight, long server,
                                  Operation operation) throws InterruptedException {
         AtomicLong done = new AtomicLong();
         AtomicLong failed = new AtomicLong();
@@ -195,7 +190,7 @@ public final class RedisCapacity {
             .redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         p.waitFor();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("SET: ([0-9.]+) requests per second").matcher(out);
+        Matcher m = Pattern.compile("SET: ([0-9.]+) requests per second").matcher(out);
         if (!m.find()) {
             throw new IllegalStateException("redis-benchmark said: " + out);
         }
