@@ -1,5 +1,6 @@
 package dev.idempotency.kafka;
 
+import dev.idempotency.messaging.MessageSender;
 import dev.idempotency.messaging.Outbox;
 import dev.idempotency.messaging.OutboxRelay;
 import dev.idempotency.messaging.OutboxStore;
@@ -9,6 +10,11 @@ import dev.idempotency.testsupport.ChildJvm;
 import dev.idempotency.testsupport.EmbeddedKafkaBroker;
 import dev.idempotency.testsupport.Stores;
 import io.micronaut.context.ApplicationContext;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.context.annotation.Value;
+import io.micronaut.context.event.BeanCreatedEvent;
+import io.micronaut.context.event.BeanCreatedEventListener;
+import jakarta.inject.Singleton;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -27,9 +33,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -38,8 +48,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The relay that scales out (CONTRACT M9) and its wake-ups (M10), on one PostgreSQL outbox shared
  * by several instances, relaying to a real Kafka: partitions shared out and following instances
  * that join, leave and crash; every message sent, in order per key; a relay killed mid-batch
- * sends at most its unconfirmed batch twice; a partition count the running instances do not share
- * fails the startup; a publish on one instance wakes the relay of another.
+ * sends at most its unconfirmed batch twice, and one whose broker confirms late sends nothing
+ * twice; a partition count the running instances do not share fails the startup; a publish on
+ * one instance wakes the relay of another.
  */
 class ScalableRelayTest {
 
@@ -216,6 +227,82 @@ class ScalableRelayTest {
         });
         assertThat(twice).as("sent twice: exactly the batch the kill left unmarked").isEqualTo(held);
         assertInOrderPerKey(got);
+    }
+
+    @Test
+    @DisplayName("M9: a broker slow to confirm a batch, for longer than the lease: its instance keeps the partitions,"
+        + " and nothing is sent twice")
+    void slowConfirmationKeepsThePartitions() throws Exception {
+        topics.create(4, topic);
+        ApplicationContext slow = instance(Map.of(SlowFirstBatch.DELAY, "6s")); // three leases
+        Await.until("it relays every partition", () -> held(slow).size() == PARTITIONS);
+        ApplicationContext other = instance(Map.of());
+        Await.until("the two instances share the partitions", () -> sharedOut(List.of(slow, other)));
+        Set<Integer> others = held(other);
+        int keys = 16;
+        int perKey = 10;
+        Outbox outbox = other.getBean(Outbox.class);
+        for (int n = 0; n < perKey; n++) {
+            for (int k = 0; k < keys; k++) {
+                outbox.publish("k" + k + "-" + n, null, OutgoingMessage.json(topic, "", "{}").orderedBy("k" + k));
+            }
+        }
+        SlowFirstBatch delayed = slow.getBean(SlowFirstBatch.class);
+        Await.until("the broker confirmed the slow instance's first batch", delayed::confirmed);
+        Set<Integer> seen = new HashSet<>(others);
+        while (!delayed.answered()) { // the lease runs out twice over meanwhile, unless it is renewed
+            seen.addAll(held(other));
+            Thread.sleep(50);
+        }
+        assertThat(seen).as("the other instance's partitions while the confirmation was late").isEqualTo(others);
+        Await.until("the outbox is empty", () -> other.getBean(OutboxStore.class).depth() == 0);
+        List<ConsumerRecord<byte[], byte[]>> got = topics.readToEnd(topic, Duration.ofSeconds(20));
+        Map<String, Integer> copies = new HashMap<>();
+        got.forEach(r -> copies.merge(Topics.header(r, KafkaHeaders.MESSAGE_ID), 1, Integer::sum));
+        assertThat(copies).as("every message sent").hasSize(keys * perKey);
+        assertThat(copies.values()).as("sent once each").containsOnly(1);
+        assertInOrderPerKey(got);
+    }
+
+    /** With {@value #DELAY} set: the broker's outcomes of the instance's first batch come that much late. */
+    @Singleton
+    @Requires(property = SlowFirstBatch.DELAY)
+    static final class SlowFirstBatch implements BeanCreatedEventListener<MessageSender> {
+        static final String DELAY = "scalable-relay-test.first-batch-delay";
+        private final Duration delay;
+        private final AtomicBoolean first = new AtomicBoolean(true);
+        private volatile boolean confirmed;
+        private volatile boolean answered;
+
+        SlowFirstBatch(@Value("${" + DELAY + "}") Duration delay) {
+            this.delay = delay;
+        }
+
+        boolean confirmed() {
+            return confirmed;
+        }
+
+        boolean answered() {
+            return answered;
+        }
+
+        @Override
+        public MessageSender onCreated(BeanCreatedEvent<MessageSender> event) {
+            MessageSender real = event.getBean();
+            return messages -> {
+                CompletionStage<List<String>> outcomes = real.send(messages);
+                if (!first.compareAndSet(true, false)) {
+                    return outcomes;
+                }
+                return outcomes.thenCompose(o -> {
+                    confirmed = true;
+                    return CompletableFuture.supplyAsync(() -> {
+                        answered = true;
+                        return o;
+                    }, CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS));
+                });
+            };
+        }
     }
 
     @Test

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -44,7 +45,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * by one instance at a time under a lease (CONTRACT M9): the instances send in parallel, a key's
  * messages stay in order, and partitions move to the others when an instance joins, stops, or
  * crashes (after its lease). A hand-over after a crash can send its unconfirmed batch twice, which
- * consumers de-duplicate by the message id.
+ * consumers de-duplicate by the message id; a broker slow to confirm a batch cannot cause one, as
+ * the relay renews its lease while it waits for the confirmation.
  */
 @Singleton
 @Requires(property = OutboxConfigurationProperties.PREFIX + ".enabled", notEquals = "false")
@@ -234,8 +236,7 @@ public final class OutboxRelay implements AutoCloseable {
             }
             List<String> outcomes;
             try {
-                outcomes = sender.send(batch).toCompletableFuture()
-                    .get(config.getSendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+                outcomes = confirmation(sender.send(batch).toCompletableFuture());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return confirmed;
@@ -255,6 +256,34 @@ public final class OutboxRelay implements AutoCloseable {
             confirmed += settle(batch, outcomes);
         }
         return confirmed;
+    }
+
+    /**
+     * Waits up to {@code send-timeout} for the broker's outcomes of a batch, renewing the lease on
+     * this instance's partitions every third of a lease meanwhile: a broker slow to confirm must
+     * not let another instance take the batch's partitions over and send it a second time. Only
+     * renewed, never rebalanced: a partition given back now would be handed over mid-batch.
+     */
+    private List<String> confirmation(CompletableFuture<List<String>> outcomes) throws Exception {
+        long deadline = System.nanoTime() + config.getSendTimeout().toNanos();
+        long slice = Math.max(1, config.getRelayLease().toNanos() / 3);
+        while (true) {
+            long left = deadline - System.nanoTime();
+            try {
+                return outcomes.get(Math.min(left, slice), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                if (left <= slice) {
+                    throw e;
+                }
+            }
+            Instant now = clock.instant();
+            try {
+                store.renew(owner, config.getRelayLease(), now);
+                claimedAt = now;
+            } catch (RuntimeException e) {
+                LOG.debug("idempotency outbox relay: renewing its partitions while the broker confirms: {}", e.toString());
+            }
+        }
     }
 
     /**

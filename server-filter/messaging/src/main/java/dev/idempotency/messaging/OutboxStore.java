@@ -98,6 +98,22 @@ public interface OutboxStore {
     }
 
     /**
+     * Extends the lease on what {@code owner} holds now (its partitions, and its place among the
+     * live instances) without rebalancing: nothing is taken or given back. The relay calls it
+     * while it waits for the broker to confirm a batch, so that a slow confirmation does not let
+     * another instance take over the batch's partitions and send it again; a partition another
+     * instance took over already stays with that one.
+     *
+     * <p>The default renews the single relay lease ({@link #relayLease}).
+     *
+     * @param owner this instance's name
+     * @param lease how long the lease lasts from {@code now} without another renewal
+     */
+    default void renew(String owner, Duration lease, Instant now) {
+        relayLease(owner, lease, now);
+    }
+
+    /**
      * Like {@link #due(int, Instant)}, among the messages of {@code partitions} only. Per ordering key it
      * still returns only the key's earliest waiting message, wherever that one lies, so a key whose
      * messages span partitions (written under another partition count) keeps its order.

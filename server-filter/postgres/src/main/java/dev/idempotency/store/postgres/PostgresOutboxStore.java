@@ -369,6 +369,13 @@ public final class PostgresOutboxStore implements OutboxStore {
         });
     }
 
+    @Override
+    public void renew(String owner, Duration lease, Instant now) {
+        autocommit("renew relay partitions", c -> update(c, "UPDATE " + relay + " SET expires_at = ? WHERE owner = ?"
+            + " AND (name LIKE 'partition:%' OR name = ?)", OffsetDateTime.ofInstant(now.plus(lease), ZoneOffset.UTC),
+            owner, MEMBER + owner));
+    }
+
     /** @return this owner's place among the live members by name, and how many there are */
     private long[] rank(Connection c, String owner, OffsetDateTime now) throws SQLException {
         try (PreparedStatement ps = prepared(c, "SELECT count(*) FILTER (WHERE owner < ?), count(*) FROM " + relay
