@@ -215,8 +215,7 @@ class ScalableRelayTest {
         Await.until("the outbox is empty", () -> survivor.getBean(OutboxStore.class).depth() == 0);
         // everything is on the topic now, copies included: read all there is
         List<ConsumerRecord<byte[], byte[]>> got = topics.readToEnd(topic, Duration.ofSeconds(20));
-        Map<String, Integer> copies = new HashMap<>();
-        got.forEach(r -> copies.merge(Topics.header(r, KafkaHeaders.MESSAGE_ID), 1, Integer::sum));
+        Map<String, Integer> copies = copiesById(got);
         assertThat(copies).as("every message sent").hasSize(keys * perKey);
         Set<String> twice = new HashSet<>();
         copies.forEach((id, n) -> {
@@ -257,8 +256,7 @@ class ScalableRelayTest {
         assertThat(seen).as("the other instance's partitions while the confirmation was late").isEqualTo(others);
         Await.until("the outbox is empty", () -> other.getBean(OutboxStore.class).depth() == 0);
         List<ConsumerRecord<byte[], byte[]>> got = topics.readToEnd(topic, Duration.ofSeconds(20));
-        Map<String, Integer> copies = new HashMap<>();
-        got.forEach(r -> copies.merge(Topics.header(r, KafkaHeaders.MESSAGE_ID), 1, Integer::sum));
+        Map<String, Integer> copies = copiesById(got);
         assertThat(copies).as("every message sent").hasSize(keys * perKey);
         assertThat(copies.values()).as("sent once each").containsOnly(1);
         assertInOrderPerKey(got);
@@ -335,6 +333,13 @@ class ScalableRelayTest {
         assertThat(topics.read(topic, 1)).hasSize(1);
         // well inside the poll interval: only the notification can have woken it
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+    }
+
+    /** @return how many times each message id is on the topic */
+    private static Map<String, Integer> copiesById(List<ConsumerRecord<byte[], byte[]>> records) {
+        Map<String, Integer> copies = new HashMap<>();
+        records.forEach(r -> copies.merge(Topics.header(r, KafkaHeaders.MESSAGE_ID), 1, Integer::sum));
+        return copies;
     }
 
     /** Per key, the first arrival of each message follows the publish order (k<key>-<n>, n rising). */

@@ -276,10 +276,8 @@ public final class OutboxRelay implements AutoCloseable {
                     throw e;
                 }
             }
-            Instant now = clock.instant();
             try {
-                store.renew(owner, config.getRelayLease(), now);
-                claimedAt = now;
+                store.renew(owner, config.getRelayLease(), clock.instant());
             } catch (RuntimeException e) {
                 LOG.debug("idempotency outbox relay: renewing its partitions while the broker confirms: {}", e.toString());
             }
